@@ -1,0 +1,1 @@
+@main struct HelloWorld { static func main() {} }

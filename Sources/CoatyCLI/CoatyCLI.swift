@@ -1,0 +1,1 @@
+@main struct CoatyCLI { static func main() {} }

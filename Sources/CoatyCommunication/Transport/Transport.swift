@@ -1,0 +1,63 @@
+public import CoatyCore
+
+/// A way for a ``CommunicationManager`` to reach other agents: MQTT over TCP, an in-process bus, or
+/// anything else with publish/subscribe and MQTT topic-filter semantics.
+///
+/// A transport opens one connection at a time with ``withConnection(_:onMessage:_:)``. The manager
+/// owns reconnecting, re-subscribing, re-joining and the offline queue, so a transport only has to
+/// provide one connection's lifetime. Implement it to plug in another broker protocol.
+public protocol Transport: Sendable {
+    /// Opens a connection, runs `body` with it, and closes it when `body` returns or throws.
+    ///
+    /// - Parameters:
+    ///   - options: The client identity and last will for this connection.
+    ///   - onMessage: Called for every message received on an active subscription, in the order of
+    ///     arrival, synchronously from the transport's receive path. It must not block.
+    ///   - body: Works with the open connection. When the connection is lost while `body` runs, the
+    ///     transport cancels `body` and `withConnection` throws a ``TransportError`` with code
+    ///     `.connectionLost`.
+    /// - Returns: What `body` returns, after a graceful close (MQTT: DISCONNECT, so the broker discards
+    ///   the last will).
+    /// - Throws: ``TransportError`` when the connection cannot be opened or is lost; what `body` throws.
+    ///   When the task is cancelled the connection is closed without a graceful DISCONNECT.
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result
+}
+
+/// An open connection of a ``Transport``.
+public protocol TransportConnection: Sendable {
+    /// Publishes a message. Returns once the message has been handed to the network (QoS 0) or
+    /// acknowledged (QoS 1 and 2).
+    ///
+    /// - Throws: ``TransportError`` if the connection is closed or lost.
+    func publish(_ message: TransportMessage) async throws
+
+    /// Subscribes to topic filters, all in one request. Returns once the subscription is in place, so
+    /// messages published afterwards are received.
+    ///
+    /// - Throws: ``TransportError`` if the connection is closed or lost, or the peer refuses a filter.
+    func subscribe(to filters: [TopicFilter]) async throws
+
+    /// Unsubscribes from topic filters. Returns once the peer has confirmed.
+    ///
+    /// - Throws: ``TransportError`` if the connection is closed or lost.
+    func unsubscribe(from filters: [TopicFilter]) async throws
+}
+
+/// What a ``Transport`` needs to know to open one connection.
+public struct TransportConnectOptions: Sendable, Hashable {
+    /// The client identifier. Coaty uses `"Coaty"` followed by the first 18 hex digits of the agent's
+    /// identity id.
+    public var clientID: String
+    /// The message the peer publishes when this connection ends without a graceful close.
+    public var lastWill: TransportMessage?
+
+    /// Creates options.
+    public init(clientID: String, lastWill: TransportMessage? = nil) {
+        self.clientID = clientID
+        self.lastWill = lastWill
+    }
+}

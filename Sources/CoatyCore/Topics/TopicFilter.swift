@@ -1,0 +1,79 @@
+/// A validated MQTT topic filter, with MQTT 3.1.1 wildcard matching (§4.7).
+///
+/// Matching compares UTF-8 bytes, never `String` equality: MQTT requires byte-for-byte comparison
+/// without Unicode normalisation [MQTT-4.7.3-4]. Empty levels count (`"a//b"` has three levels), and
+/// filters that start with a wildcard do not match topics that start with `$` [MQTT-4.7.2-1].
+public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
+    /// The filter as written.
+    public let rawValue: String
+    private let levels: [[UInt8]]
+
+    /// Validates a filter.
+    ///
+    /// - Throws: ``TopicError`` if the filter is empty, longer than 65,535 UTF-8 bytes, contains U+0000,
+    ///   or uses `+`/`#` other than as a whole level (`#` only last).
+    public init(_ rawValue: String) throws(TopicError) {
+        try TopicRules.checkCommon(rawValue)
+        let levels = TopicRules.levels(of: rawValue)
+        for (index, level) in levels.enumerated() {
+            if level.contains(UInt8(ascii: "#")) {
+                guard level.count == 1, index == levels.count - 1 else {
+                    throw TopicError(topic: rawValue, reason: "'#' must be a whole level and the last one")
+                }
+            }
+            if level.contains(UInt8(ascii: "+")), level.count != 1 {
+                throw TopicError(topic: rawValue, reason: "'+' must fill a whole level")
+            }
+        }
+        self.rawValue = rawValue
+        self.levels = levels
+    }
+
+    /// Whether the filter contains `+` or `#`.
+    public var hasWildcards: Bool {
+        self.levels.contains { $0 == [UInt8(ascii: "+")] || $0 == [UInt8(ascii: "#")] }
+    }
+
+    /// Whether a topic name matches this filter.
+    public func matches(_ topic: String) -> Bool {
+        var utf8 = topic.utf8
+        return utf8.withContiguousStorageIfAvailable { self.matches(bytes: $0) } ?? {
+            utf8 = topic.utf8
+            return self.matches(bytes: Array(utf8))
+        }()
+    }
+
+    /// Whether a topic name, given as UTF-8 bytes, matches this filter.
+    public func matches<Bytes: Collection<UInt8>>(bytes topic: Bytes) -> Bool where Bytes.Index == Int {
+        let plus = UInt8(ascii: "+")
+        let hash = UInt8(ascii: "#")
+        let slash = UInt8(ascii: "/")
+        if let first = topic.first, first == UInt8(ascii: "$"),
+            let firstLevel = self.levels.first, firstLevel == [plus] || firstLevel == [hash]
+        {
+            return false
+        }
+        var start = topic.startIndex
+        var levelIndex = 0
+        while true {
+            // The current topic level runs from `start` to the next '/' or the end.
+            var end = start
+            while end < topic.endIndex, topic[end] != slash { end += 1 }
+            guard levelIndex < self.levels.count else { return false }
+            let level = self.levels[levelIndex]
+            if level == [hash] { return true }
+            if level != [plus] {
+                guard level.count == end - start, level.elementsEqual(topic[start..<end]) else { return false }
+            }
+            levelIndex += 1
+            if end == topic.endIndex {
+                // Topic exhausted: match if the filter is too, or continues with a lone "#" ("a/#" matches "a").
+                return levelIndex == self.levels.count
+                    || (levelIndex == self.levels.count - 1 && self.levels[levelIndex] == [hash])
+            }
+            start = end + 1
+        }
+    }
+
+    public var description: String { self.rawValue }
+}

@@ -1,0 +1,36 @@
+/// Validation of MQTT topic names, the topics that messages are published on (MQTT 3.1.1 §4.7).
+public enum TopicName {
+    /// Checks that `topic` may be published on.
+    ///
+    /// - Throws: ``TopicError`` if the topic is empty, longer than 65,535 UTF-8 bytes, or contains
+    ///   U+0000, `+` or `#`.
+    public static func validate(_ topic: String) throws(TopicError) {
+        try TopicRules.checkCommon(topic)
+        for byte in topic.utf8 where byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") {
+            throw TopicError(topic: topic, reason: "a topic name must not contain '+' or '#'")
+        }
+    }
+
+    /// Whether `topic` may be published on.
+    public static func isValid(_ topic: String) -> Bool {
+        (try? self.validate(topic)) != nil
+    }
+}
+
+/// Rules shared by topic names and filters.
+enum TopicRules {
+    static let maximumLength = 65_535
+
+    static func checkCommon(_ topic: String) throws(TopicError) {
+        let count = topic.utf8.count
+        if count == 0 { throw TopicError(topic: topic, reason: "a topic must not be empty") }
+        if count > maximumLength {
+            throw TopicError(topic: topic, reason: "a topic must not exceed \(maximumLength) UTF-8 bytes")
+        }
+        if topic.utf8.contains(0) { throw TopicError(topic: topic, reason: "a topic must not contain U+0000") }
+    }
+
+    static func levels(of topic: String) -> [[UInt8]] {
+        topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
+    }
+}

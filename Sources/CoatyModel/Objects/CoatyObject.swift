@@ -1,0 +1,210 @@
+/// The base class of every object exchanged between Coaty agents.
+///
+/// An object is one flat JSON object on the wire: the base fields below, the fields of its subclass,
+/// and any custom properties. Objects are immutable; to change one, make a new object with the same
+/// ``objectID``.
+///
+/// ## Subclassing
+///
+/// Subclasses must:
+/// - override the class property ``objectType-swift.type.property`` with a unique, namespaced name such
+///   as `"com.example.Light"` (the `coaty.` prefix is reserved), and ``coreType-swift.type.property``
+///   when they specialise a core type other than `CoatyObject`;
+/// - declare only immutable (`let`) stored properties of `Sendable` types;
+/// - list the JSON keys they decode and encode themselves in ``propertyKeys``, so that those keys are
+///   not also kept as ``customProperties``;
+/// - restate `@unchecked Sendable`, implement `init(from:)` and `encode(to:)`, and call `super` on the
+///   same decoder or encoder, so that all properties share one flat JSON object.
+///
+/// - Important: `CoatyObject` is `@unchecked Sendable` because Swift cannot check `Sendable` for
+///   non-final classes. Immutability of every stored property is the invariant that makes this safe.
+open class CoatyObject: Codable, @unchecked Sendable {
+    /// The object type that instances of this class carry by default, and under which an
+    /// ``ObjectFamily`` registers the class.
+    open class var objectType: String { CoreType.coatyObject.objectType }
+
+    /// The core type that instances of this class carry.
+    open class var coreType: CoreType { .coatyObject }
+
+    /// The JSON keys this class and its superclasses below `CoatyObject` decode and encode themselves.
+    ///
+    /// Every other key beyond the base fields is kept in ``customProperties``. Overrides should add to
+    /// `super.propertyKeys`.
+    open class var propertyKeys: Set<String> { [] }
+
+    /// The object's type name on the wire, for example `"coaty.Task"` or `"com.example.Light"`.
+    ///
+    /// It usually equals the class's ``objectType-swift.type.property``, but an object of a type the
+    /// decoding ``ObjectFamily`` does not know is decoded as the class of its core type and keeps its own
+    /// object type here.
+    public let objectType: String
+    /// The core type this object specialises.
+    public let coreType: CoreType
+    /// The object's unique identity.
+    public let objectID: ObjectID
+    /// A human-readable name. May be empty.
+    public let name: String
+    /// An identity of this object in an external system.
+    public let externalID: String?
+    /// The object this one belongs to, for example the agent identity that advertised it.
+    public let parentObjectID: ObjectID?
+    /// The ``Location`` object that describes where this object is.
+    public let locationID: ObjectID?
+    /// Whether the object is deactivated.
+    public let isDeactivated: Bool?
+    /// Properties of the JSON object that its class does not declare. They travel unchanged.
+    public let customProperties: [String: AnyCodable]
+
+    /// Creates an object.
+    ///
+    /// - Parameters:
+    ///   - objectType: The wire object type. Defaults to the class's object type.
+    ///   - objectID: The identity. Defaults to a new random UUID.
+    ///   - name: A human-readable name.
+    ///   - externalID: An identity in an external system.
+    ///   - parentObjectID: The object this one belongs to.
+    ///   - locationID: The location of this object.
+    ///   - isDeactivated: Whether the object is deactivated.
+    ///   - customProperties: Extra properties; keys that the class declares are ignored when encoding.
+    public init(
+        objectType: String? = nil,
+        objectID: ObjectID = .random(),
+        name: String,
+        externalID: String? = nil,
+        parentObjectID: ObjectID? = nil,
+        locationID: ObjectID? = nil,
+        isDeactivated: Bool? = nil,
+        customProperties: [String: AnyCodable] = [:]
+    ) {
+        self.objectType = objectType ?? Self.objectType
+        self.coreType = Self.coreType
+        self.objectID = objectID
+        self.name = name
+        self.externalID = externalID
+        self.parentObjectID = parentObjectID
+        self.locationID = locationID
+        self.isDeactivated = isDeactivated
+        self.customProperties = customProperties
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case objectType
+        case coreType
+        case objectID = "objectId"
+        case name
+        case externalID = "externalId"
+        case parentObjectID = "parentObjectId"
+        case locationID = "locationId"
+        case isDeactivated
+    }
+
+    static let baseKeys: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
+
+    /// Decodes the base fields and keeps every undeclared key in ``customProperties``.
+    ///
+    /// - Throws: `DecodingError` naming the field and the reason when a base field is missing or
+    ///   invalid: `objectType` empty, `coreType` unknown or not this class's core type, `objectId` empty,
+    ///   `parentObjectId`, `externalId` or `locationId` present but empty or `null`.
+    public required init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let objectType = try container.decode(String.self, forKey: .objectType)
+        guard !objectType.isEmpty else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .objectType, in: container, debugDescription: "objectType must not be empty")
+        }
+        let coreTypeName = try container.decode(String.self, forKey: .coreType)
+        guard let coreType = CoreType(rawValue: coreTypeName) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .coreType, in: container, debugDescription: "unknown core type '\(coreTypeName)'")
+        }
+        guard coreType == Self.coreType else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .coreType, in: container,
+                debugDescription: "core type '\(coreTypeName)' does not match \(Self.self) (\(Self.coreType.rawValue))")
+        }
+        let objectID = try container.decode(ObjectID.self, forKey: .objectID)
+        guard !objectID.rawValue.isEmpty else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .objectID, in: container, debugDescription: "objectId must not be empty")
+        }
+        self.objectType = objectType
+        self.coreType = coreType
+        self.objectID = objectID
+        self.name = try container.decode(String.self, forKey: .name)
+        self.externalID = try Self.decodeNonEmpty(String.self, .externalID, in: container) { $0.isEmpty }
+        self.parentObjectID = try Self.decodeNonEmpty(ObjectID.self, .parentObjectID, in: container) {
+            $0.rawValue.isEmpty
+        }
+        self.locationID = try Self.decodeNonEmpty(ObjectID.self, .locationID, in: container) { $0.rawValue.isEmpty }
+        if container.contains(.isDeactivated) {
+            self.isDeactivated = try container.decode(Bool.self, forKey: .isDeactivated)
+        } else {
+            self.isDeactivated = nil
+        }
+
+        let declared = Self.propertyKeys
+        let all = try decoder.container(keyedBy: AnyCodingKey.self)
+        var custom: [String: AnyCodable] = [:]
+        for key in all.allKeys where !Self.baseKeys.contains(key.stringValue) && !declared.contains(key.stringValue) {
+            custom[key.stringValue] = try all.decode(AnyCodable.self, forKey: key)
+        }
+        self.customProperties = custom
+    }
+
+    /// Encodes the custom properties, then the base fields; absent optionals are omitted, never `null`.
+    open func encode(to encoder: any Encoder) throws {
+        if !self.customProperties.isEmpty {
+            let declared = Self.propertyKeys
+            var all = encoder.container(keyedBy: AnyCodingKey.self)
+            for (key, value) in self.customProperties
+            where !Self.baseKeys.contains(key) && !declared.contains(key) {
+                try all.encode(value, forKey: AnyCodingKey(key))
+            }
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.objectType, forKey: .objectType)
+        try container.encode(self.coreType, forKey: .coreType)
+        try container.encode(self.objectID, forKey: .objectID)
+        try container.encode(self.name, forKey: .name)
+        try container.encodeIfPresent(self.externalID, forKey: .externalID)
+        try container.encodeIfPresent(self.parentObjectID, forKey: .parentObjectID)
+        try container.encodeIfPresent(self.locationID, forKey: .locationID)
+        try container.encodeIfPresent(self.isDeactivated, forKey: .isDeactivated)
+    }
+
+    /// Decodes an optional field that, when present, must be neither `null` nor empty (coaty-js rejects both).
+    static func decodeNonEmpty<Value: Decodable>(
+        _ type: Value.Type,
+        _ key: CodingKeys,
+        in container: KeyedDecodingContainer<CodingKeys>,
+        isEmpty: (Value) -> Bool
+    ) throws -> Value? {
+        guard container.contains(key) else { return nil }
+        let value = try container.decode(Value.self, forKey: key)
+        if isEmpty(value) {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "\(key.rawValue) must not be empty")
+        }
+        return value
+    }
+}
+
+/// A coding key for any string, used for custom properties and dynamic containers.
+package struct AnyCodingKey: CodingKey, Hashable, Sendable {
+    package var stringValue: String
+    package var intValue: Int?
+
+    package init(_ string: String) {
+        self.stringValue = string
+        self.intValue = nil
+    }
+
+    package init?(stringValue: String) {
+        self.init(stringValue)
+    }
+
+    package init?(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}

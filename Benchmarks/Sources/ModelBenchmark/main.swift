@@ -1,0 +1,2 @@
+// Placeholder until the benchmark is written.
+print("ModelBenchmark: not written yet")

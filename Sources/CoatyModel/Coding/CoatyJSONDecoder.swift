@@ -91,9 +91,7 @@ public struct CoatyJSONDecoder: Sendable {
     ///
     /// - Throws: `DecodingError` for a value that is not an array or a bad element (see the policy).
     public func decode<T: CoatyObject>(_ type: [T].Type, fromValue value: AnyCodable) throws -> [T] {
-        let decoder = self.makeDecoder(value)
-        let objects = try self.family.decodeObjects(from: decoder)
-        return try Self.castElements(objects, to: T.self, decoder: decoder)
+        try self.family.decodeObjects(T.self, from: self.makeDecoder(value))
     }
 
     private func makeDecoder(_ value: AnyCodable) -> JSONValueDecoder {
@@ -112,26 +110,6 @@ public struct CoatyJSONDecoder: Sendable {
                     debugDescription:
                         "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), which is not a \(T.self)"
                 ))
-        }
-        return result
-    }
-
-    /// Casts decoded array elements to `T`, treating a wrong class like any other bad element.
-    static func castElements<T: CoatyObject>(
-        _ objects: [CoatyObject], to type: T.Type, decoder: any Decoder
-    ) throws -> [T] {
-        if T.self == CoatyObject.self, let objects = objects as? [T] { return objects }
-        let skipReport = ObjectDecodingOptions.current(in: decoder).elementFailurePolicy.skipReport
-        var result: [T] = []
-        result.reserveCapacity(objects.count)
-        for (index, object) in objects.enumerated() {
-            do {
-                result.append(try Self.cast(object, to: type, codingPath: decoder.codingPath + [AnyCodingKey(index: index)]))
-            } catch {
-                guard let skipReport else { throw error }
-                let path = CodingPathNode.render(decoder.codingPath + [AnyCodingKey(index: index)])
-                skipReport(.init(index: index, path: path, error: error))
-            }
         }
         return result
     }

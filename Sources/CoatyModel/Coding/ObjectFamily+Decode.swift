@@ -76,8 +76,7 @@ extension KeyedDecodingContainer {
                     codingPath: self.codingPath, debugDescription: "required key '\(key.stringValue)' is missing"))
         }
         let decoder = try self.superDecoder(forKey: key)
-        let objects = try ObjectFamily.current(in: decoder).decodeObjects(from: decoder)
-        return try CoatyJSONDecoder.castElements(objects, to: T.self, decoder: decoder)
+        return try ObjectFamily.current(in: decoder).decodeObjects(T.self, from: decoder)
     }
 
     /// Decodes a nested array of objects if the key is present (it must not be `null`).

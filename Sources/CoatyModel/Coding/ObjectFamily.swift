@@ -152,6 +152,15 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         let objectType = try container.decode(String.self, forKey: .objectType)
         switch self.entries[objectType] {
         case .type(let type):
+            // Check the core type before the class validates its own fields, so a mismatch is reported as such.
+            let coreTypeName = try container.decode(String.self, forKey: .coreType)
+            guard coreTypeName == type.coreType.rawValue else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .coreType, in: container,
+                    debugDescription: CoreType(rawValue: coreTypeName) == nil
+                        ? "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
+                        : "core type '\(coreTypeName)' does not match object type '\(objectType)' (\(type.coreType.rawValue))")
+            }
             return try type.init(from: decoder)
         case .factory(let factory):
             return try factory(decoder, options.factoryContext)
@@ -177,15 +186,22 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     ///   ``ObjectDecodingOptions/ElementFailurePolicy/fail``, the first element's error; its coding path
     ///   ends in the element's index.
     public func decodeObjects(from decoder: any Decoder) throws -> [CoatyObject] {
+        try self.decodeObjects(CoatyObject.self, from: decoder)
+    }
+
+    /// Decodes a JSON array of objects that must each be a `T`; an element of another class counts as a
+    /// bad element at its JSON index.
+    func decodeObjects<T: CoatyObject>(_ type: T.Type, from decoder: any Decoder) throws -> [T] {
         let skipReport = ObjectDecodingOptions.current(in: decoder).elementFailurePolicy.skipReport
         var container = try decoder.unkeyedContainer()
-        var objects: [CoatyObject] = []
+        var objects: [T] = []
         objects.reserveCapacity(container.count ?? 0)
         while !container.isAtEnd {
             let index = container.currentIndex
             let element = try container.superDecoder()
             do {
-                objects.append(try self.decodeObject(from: element))
+                let object = try self.decodeObject(from: element)
+                objects.append(try CoatyJSONDecoder.cast(object, to: type, codingPath: element.codingPath))
             } catch {
                 guard let skipReport else { throw error }
                 skipReport(.init(index: index, path: CodingPathNode.render(element.codingPath), error: error))

@@ -45,7 +45,13 @@ public final class ObjectLink<Target: CoatyObject>: Codable, Sendable, CustomStr
     }
 
     /// Points the link at `object` if it is a `Target` with the link's id.
-    func resolve(to object: CoatyObject) -> Bool {
+    ///
+    /// Use it to close a cycle after both ends exist: create the child with ``init(objectID:)``, then the
+    /// parent holding the child, then resolve the child's link to the parent.
+    ///
+    /// - Returns: Whether the link now points at `object` (`false` for another class or another id).
+    @discardableResult
+    public func resolve(to object: CoatyObject) -> Bool {
         guard let target = object as? Target, target.objectID == self.objectID else { return false }
         self.storage.withLock { $0.object = target }
         return true

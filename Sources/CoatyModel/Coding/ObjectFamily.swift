@@ -148,6 +148,23 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
 
     /// Decodes an object without identity tracking or graph references.
     func decodeNewObject(from decoder: any Decoder, options: ObjectDecodingOptions) throws -> CoatyObject {
+        // Fast path for the parsed tree: read the discriminators without making a container.
+        if let tree = decoder as? JSONValueDecoder, case .object(let members) = tree.value,
+            case .string(let objectType)? = members["objectType"], case .string(let coreType)? = members["coreType"]
+        {
+            switch self.entries[objectType] {
+            case .type(let type) where coreType == type.coreType.rawValue:
+                return try type.init(from: decoder)
+            case .factory(let factory):
+                return try factory(decoder, options.factoryContext)
+            case nil:
+                if let coreType = CoreType(rawValue: coreType) {
+                    return try Self.fallbackClass(for: coreType).init(from: decoder)
+                }
+            default:
+                break  // a mismatch: the general path below reports it
+            }
+        }
         let container = try decoder.container(keyedBy: DiscriminatorKeys.self)
         let objectType = try container.decode(String.self, forKey: .objectType)
         switch self.entries[objectType] {

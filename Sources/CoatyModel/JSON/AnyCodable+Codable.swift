@@ -4,8 +4,8 @@ extension AnyCodable: Codable {
     /// Decodes any JSON value.
     ///
     /// With ``CoatyJSONDecoder`` the value is taken from the parsed tree directly. With other decoders
-    /// the kinds are tried in order (`null`, boolean, integer, floating point, string, array, object),
-    /// which throws and catches internally for all but the first matching kind.
+    /// the kinds are tried in order (`null`, string, integer, floating point, boolean, array, object),
+    /// which throws and catches internally for every kind tried before the matching one.
     ///
     /// - Throws: `DecodingError.typeMismatch` if the value is none of the JSON kinds.
     public init(from decoder: any Decoder) throws {
@@ -16,14 +16,14 @@ extension AnyCodable: Codable {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let value = Self.attempt(Bool.self, container) {
-            self = .bool(value)
+        } else if let value = Self.attempt(String.self, container) {
+            self = .string(value)
         } else if let value = Self.attempt(Int.self, container) {
             self = .int(value)
         } else if let value = Self.attempt(Double.self, container) {
             self = .double(value)
-        } else if let value = Self.attempt(String.self, container) {
-            self = .string(value)
+        } else if let value = Self.attempt(Bool.self, container) {
+            self = .bool(value)
         } else if let value = Self.attempt([AnyCodable].self, container) {
             self = .array(value)
         } else {

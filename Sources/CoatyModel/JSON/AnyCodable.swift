@@ -14,7 +14,7 @@
 /// kinds one after another and catch the failures. ``CoatyJSONDecoder`` avoids that entirely: it parses
 /// the bytes into `AnyCodable` first and hands values out directly, so no error is thrown on valid
 /// input. With another decoder (for example Foundation's `JSONDecoder`) `init(from:)` still works, trying
-/// `null`, then boolean, integer, floating point, string, array and object in that order.
+/// `null`, then string, integer, floating point, boolean, array and object in that order.
 ///
 /// A number that `JSONEncoder` writes without a fraction (such as `2.0`, written `2`) reads back as
 /// ``int(_:)``, exactly as `JSON.parse` cannot tell the two apart either.

@@ -1,14 +1,15 @@
 import Synchronization
 
-/// Counts decoding errors that the model layer creates, including attempts that a caller catches.
+/// Counts the decoding errors the model layer creates, including attempts that are thrown and caught
+/// internally (such as ``AnyCodable``'s kind probing under a foreign `Decoder`).
 ///
-/// The benchmark reads it to prove that decoding valid input throws nothing. Incremented only on error
-/// paths, so it costs nothing on valid input.
-package enum DecodingDiagnostics {
+/// Tests and benchmarks read it to show that decoding valid input throws nothing. It is incremented only
+/// on error paths, so it costs nothing on valid input.
+public enum DecodingDiagnostics {
     private static let createdErrors = Atomic<Int>(0)
 
-    /// The number of decoding errors created since the process started.
-    package static var createdErrorCount: Int { Self.createdErrors.load(ordering: .relaxed) }
+    /// The number of decoding errors created by the model layer since the process started.
+    public static var createdErrorCount: Int { Self.createdErrors.load(ordering: .relaxed) }
 
     static func note() {
         Self.createdErrors.add(1, ordering: .relaxed)

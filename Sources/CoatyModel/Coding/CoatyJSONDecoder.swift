@@ -107,8 +107,8 @@ public struct CoatyJSONDecoder: Sendable {
                 type,
                 DecodingError.Context(
                     codingPath: codingPath,
-                    debugDescription:
-                        "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), which is not a \(T.self)"
+                    debugDescription: "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), "
+                        + "which is not a \(T.self)"
                 ))
         }
         return result

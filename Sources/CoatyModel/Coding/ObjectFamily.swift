@@ -176,7 +176,8 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
                     forKey: .coreType, in: container,
                     debugDescription: CoreType(rawValue: coreTypeName) == nil
                         ? "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
-                        : "core type '\(coreTypeName)' does not match object type '\(objectType)' (\(type.coreType.rawValue))")
+                        : "core type '\(coreTypeName)' does not match object type '\(objectType)' "
+                            + "(\(type.coreType.rawValue))")
             }
             return try type.init(from: decoder)
         case .factory(let factory):

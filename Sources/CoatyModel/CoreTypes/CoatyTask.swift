@@ -108,7 +108,8 @@ public final class CoatyTask: CoatyObject, @unchecked Sendable {
         self.status = try container.decode(TaskStatus.self, forKey: .status)
         self.creatorID = try container.decodeNonEmptyID(forKey: .creatorID)
         self.creationTimestamp = try container.decode(Double.self, forKey: .creationTimestamp)
-        self.lastModificationTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .lastModificationTimestamp)
+        self.lastModificationTimestamp = try container.decodeStrictIfPresent(
+            Double.self, forKey: .lastModificationTimestamp)
         self.startTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .startTimestamp)
         self.dueTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .dueTimestamp)
         self.doneTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .doneTimestamp)

@@ -83,7 +83,8 @@ public final class IONode: CoatyObject, @unchecked Sendable {
         var result: [T] = []
         while !elements.isAtEnd {
             let element = try elements.superDecoder()
-            result.append(try CoatyJSONDecoder.cast(family.decodeObject(from: element), to: T.self, codingPath: element.codingPath))
+            let object = try family.decodeObject(from: element)
+            result.append(try CoatyJSONDecoder.cast(object, to: T.self, codingPath: element.codingPath))
         }
         return result
     }

@@ -68,8 +68,8 @@ public final class IOSource: CoatyObject, @unchecked Sendable {
     /// Decodes and validates the IO point as coaty-js does.
     ///
     /// - Throws: `DecodingError` naming the field: `valueType` missing or empty, `updateRate` negative or not a
-    ///   number, `updateStrategy` not a strategy number, `externalRoute`/`useRawIoValues` of the wrong type, an optional field `null`, or any
-    ///   base-field error.
+    ///   number, `updateStrategy` not a strategy number, `externalRoute`/`useRawIoValues` of the wrong
+    ///   type, an optional field `null`, or any base-field error.
     public required init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.valueType = try container.decodeNonEmptyString(forKey: .valueType)

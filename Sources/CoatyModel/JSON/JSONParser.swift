@@ -218,7 +218,7 @@ struct JSONParser {
         if self.bytes[self.index] == UInt8(ascii: "0") {
             self.index += 1
         } else if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(self.bytes[self.index]) {
-            while self.index < self.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self.bytes[self.index]) {
+            while self.isDigit() {
                 self.index += 1
             }
         } else {
@@ -228,7 +228,7 @@ struct JSONParser {
             isInteger = false
             self.index += 1
             let digits = self.index
-            while self.index < self.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self.bytes[self.index]) {
+            while self.isDigit() {
                 self.index += 1
             }
             guard self.index > digits else { throw self.error("invalid number") }
@@ -236,11 +236,13 @@ struct JSONParser {
         if self.index < self.bytes.count, self.bytes[self.index] | 0x20 == UInt8(ascii: "e") {
             isInteger = false
             self.index += 1
-            if self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "+") || self.bytes[self.index] == UInt8(ascii: "-") {
+            if self.index < self.bytes.count,
+                self.bytes[self.index] == UInt8(ascii: "+") || self.bytes[self.index] == UInt8(ascii: "-")
+            {
                 self.index += 1
             }
             let digits = self.index
-            while self.index < self.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self.bytes[self.index]) {
+            while self.isDigit() {
                 self.index += 1
             }
             guard self.index > digits else { throw self.error("invalid number") }
@@ -252,6 +254,10 @@ struct JSONParser {
         }
         guard let value = Double(text) else { throw self.error("invalid number") }
         return .double(value)
+    }
+
+    private func isDigit() -> Bool {
+        self.index < self.bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self.bytes[self.index])
     }
 
     /// Parses a validated integer literal, or returns `nil` when it overflows `Int`.

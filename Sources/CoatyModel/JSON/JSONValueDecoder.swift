@@ -141,18 +141,36 @@ extension JSONValueDecoder {
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try self.decoder(for: key).unboxBool() }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try self.decoder(for: key).unboxString() }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try self.decoder(for: key).unboxDouble() }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try self.decoder(for: key).unboxDouble()) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            Float(try self.decoder(for: key).unboxDouble())
+        }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try self.decoder(for: key).unboxInteger(type) }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try self.decoder(for: key).unboxInteger(type) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
         func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try self.decoder(for: key).unboxInteger(type) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try self.decoder(for: key).unboxInteger(type) }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try self.decoder(for: key).unbox(type) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+            try self.decoder(for: key).unboxInteger(type)
+        }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try self.decoder(for: key).unbox(type)
+        }
 
         func nestedContainer<NestedKey: CodingKey>(
             keyedBy type: NestedKey.Type, forKey key: Key

@@ -168,7 +168,9 @@ final class ObjectGraphDecodingState: Sendable {
             let target = objects[link.target]
             guard target.objectID == link.objectID else {
                 throw ObjectGraphDecoder.corrupted(
-                    [], "\(link.path): link names objectId '\(link.objectID)' but objects[\(link.target)] is '\(target.objectID)'")
+                    [],
+                    "\(link.path): link names objectId '\(link.objectID)' "
+                        + "but objects[\(link.target)] is '\(target.objectID)'")
             }
             guard link.resolve(target) else {
                 throw ObjectGraphDecoder.corrupted(

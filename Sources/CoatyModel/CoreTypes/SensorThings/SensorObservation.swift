@@ -71,7 +71,8 @@ public final class SensorObservation: CoatyObject, @unchecked Sendable {
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case phenomenonTime, result, resultTime, resultQuality, validTime, parameters, featureOfInterestID = "featureOfInterestId"
+        case phenomenonTime, result, resultTime, resultQuality, validTime, parameters
+        case featureOfInterestID = "featureOfInterestId"
     }
 
     /// Decodes the object. coaty-js validates SensorThings objects only as plain `CoatyObject`s; this

@@ -198,6 +198,22 @@ struct MQTTPacketCodingTests {
         #expect(try packet.encoded() == hex(bytes), "\(label)")
     }
 
+    @Test(arguments: ["", "30", "30 05 0001 70", "C0", "82 80"])
+    func incompleteInputIsReported(bytes: String) {
+        #expect(throws: MQTTDecodingError.incompletePacket) { try MQTTPacket(decoding: hex(bytes)) }
+    }
+
+    @Test func trailingInputAfterAPacketIsReported() {
+        #expect(throws: MQTTDecodingError.unexpectedTrailingBytes(.pingreq, 2)) { try MQTTPacket(decoding: hex("C0 00 C0 00")) }
+    }
+
+    @Test func errorsDescribeThemselves() {
+        #expect(MQTTDecodingError.disallowedCodePoint(0x1F).description == "string contains disallowed code point U+001F")
+        #expect(MQTTDecodingError.unsupportedProtocolLevel(5).description == "unsupported protocol level 5")
+        #expect(MQTTDecodingError.invalidRemainingLength(.pingreq, 1).description == "invalid remaining length 1 for PINGREQ")
+        #expect(MQTTEncodingError.packetTooLarge(268_435_456).description.contains("268435456"))
+    }
+
     @Test func bomIsPreservedInDecodedStrings() throws {
         let packet = try MQTTPacket(decoding: hex("10 0F 0004 4D515454 04 02 000A 0003 EFBBBF"))
         guard case .connect(let connect) = packet else {

@@ -74,7 +74,7 @@ enum JavaScriptSemantics {
         switch container {
         case .array(let elements)?:
             guard case .array(let wanted)? = contained else {
-                if isTopLevel && !Self.isObjectLike(contained) {
+                if isTopLevel && !Self.isArrayOrObject(contained) {
                     return elements.contains { Self.strictEquals($0, contained) }
                 }
                 return false
@@ -99,10 +99,10 @@ enum JavaScriptSemantics {
         }
     }
 
-    /// Whether `typeof value === "object"` (arrays, objects and `null`).
-    private static func isObjectLike(_ value: AnyCodable?) -> Bool {
+    /// Whether `value !== null && typeof value === "object"`.
+    private static func isArrayOrObject(_ value: AnyCodable?) -> Bool {
         switch value {
-        case .array?, .object?, .null?: true
+        case .array?, .object?: true
         default: false
         }
     }

@@ -27,7 +27,8 @@ extension FilterCondition {
             return JS.isLessOrEqual(operand1, property)
         case .between, .notBetween:
             let isBetween = expression.operator == .between
-            if case .string(let text) = property, case .string(let low)? = operand1, case .string(let high)? = operand2 {
+            if case .string(let text) = property, case .string(let low)? = operand1, case .string(let high)? = operand2
+            {
                 let (lower, upper) = FilterCollation.compare(low, high) > 0 ? (high, low) : (low, high)
                 let aboveLower = FilterCollation.compare(text, lower)
                 let belowUpper = FilterCollation.compare(text, upper)

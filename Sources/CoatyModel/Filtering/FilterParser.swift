@@ -23,7 +23,9 @@ enum FilterParser {
     }
 
     static func error(_ path: [any CodingKey], _ reason: String) -> DecodingError {
-        let field = path.isEmpty ? "filter" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        let field =
+            path.isEmpty
+            ? "filter" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         return DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(field): \(reason)"))
     }
 
@@ -94,7 +96,9 @@ enum FilterParser {
         return filterOperator
     }
 
-    static func property(_ value: AnyCodable, at path: [any CodingKey], allowsEmptyString: Bool) throws -> FilterProperty {
+    static func property(_ value: AnyCodable, at path: [any CodingKey], allowsEmptyString: Bool) throws
+        -> FilterProperty
+    {
         switch value {
         case .string(let path) where allowsEmptyString || !path.isEmpty:
             return .dotted(path)
@@ -105,7 +109,9 @@ enum FilterParser {
             for (index, element) in elements.enumerated() {
                 guard case .string(let segment) = element else {
                     throw Self.error(
-                        path + [IndexKey(index)], "property path segments must be strings, found \(Self.kind(element))")
+                        path + [IndexKey(index)],
+                        "property path segments must be strings, found \(Self.kind(element))"
+                    )
                 }
                 segments.append(segment)
             }
@@ -128,13 +134,17 @@ enum FilterParser {
 
     static func condition(_ value: AnyCodable, at path: [any CodingKey]) throws -> FilterCondition {
         guard case .array(let elements) = value else {
-            throw Self.error(path, "condition must be an array [property, [operator, operands…]], found \(Self.kind(value))")
+            throw Self.error(
+                path,
+                "condition must be an array [property, [operator, operands…]], found \(Self.kind(value))"
+            )
         }
         guard elements.count == 2 else {
             throw Self.error(
                 path,
                 "condition must have exactly 2 elements [property, [operator, operands…]], found \(elements.count)"
-                    + " (the flattened form [property, operator, operands…] is not valid)")
+                    + " (the flattened form [property, operator, operands…] is not valid)"
+            )
         }
         let property = try Self.property(elements[0], at: path + [IndexKey(0)], allowsEmptyString: false)
         let expression = try Self.expression(elements[1], at: path + [IndexKey(1)])
@@ -160,7 +170,9 @@ enum FilterParser {
             return .all
         default:
             throw Self.error(
-                path, "must be a condition array or an object with \"and\" or \"or\", found \(Self.kind(value))")
+                path,
+                "must be a condition array or an object with \"and\" or \"or\", found \(Self.kind(value))"
+            )
         }
     }
 

@@ -131,17 +131,19 @@ struct FilterMatchingTests {
         #expect(!ContextFilter(.init("name", .like("test%"))).matches(object))
     }
 
-    @Test(arguments: [
-        (["a": ["b": 1]], "a.b", 1),
-        (["a": [10, 20, 30]], "a.1", 20),
-        (["a": [10, 20, 30]], "a.length", 3),
-        (["a": "text"], "a.length", nil),
-        (["a": [10, 20]], "a.01", nil),
-        (["a": [10, 20]], "a.2", nil),
-        (["a": nil], "a.b", nil),
-        (["a": nil], "a", .null),
-        (["": ["": ["": 1]]], "..", 1),
-    ] as [(AnyCodable, String, AnyCodable?)])
+    @Test(
+        arguments: [
+            (["a": ["b": 1]], "a.b", 1),
+            (["a": [10, 20, 30]], "a.1", 20),
+            (["a": [10, 20, 30]], "a.length", 3),
+            (["a": "text"], "a.length", nil),
+            (["a": [10, 20]], "a.01", nil),
+            (["a": [10, 20]], "a.2", nil),
+            (["a": nil], "a.b", nil),
+            (["a": nil], "a", .null),
+            (["": ["": ["": 1]]], "..", 1),
+        ] as [(AnyCodable, String, AnyCodable?)]
+    )
     func propertyLookupWalksObjectsAndArraysLikeJavaScript(value: AnyCodable, path: String, expected: AnyCodable?) {
         let condition = FilterCondition(FilterProperty.dotted(path), expected.map { .equals($0) } ?? .notExists)
         #expect(condition.matches(value))

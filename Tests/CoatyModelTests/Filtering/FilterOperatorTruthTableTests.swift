@@ -148,7 +148,11 @@ struct FilterOperatorTruthTableTests {
         OperatorCase(#"[11, [1]]"#, #"{"0": 1}"#, true),
         OperatorCase(#"[11, null]"#, #"[null]"#, true),
         OperatorCase(#"[11]"#, #"42"#, false),
-        OperatorCase(#"[11, {"foo": 42, "bar": [42], "baz": {"mumble": [45]}}]"#, #"{"foo": 42, "bar": [42, 43], "baz": {"mumble": [42, 45]}}"#, true),
+        OperatorCase(
+            #"[11, {"foo": 42, "bar": [42], "baz": {"mumble": [45]}}]"#,
+            #"{"foo": 42, "bar": [42, 43], "baz": {"mumble": [42, 45]}}"#,
+            true
+        ),
         OperatorCase(#"[11, {}]"#, #"42"#, false),
         OperatorCase(#"[11, 42.0]"#, #"[42]"#, true),
         OperatorCase(#"[12, 43]"#, #"[42, [43, 44], [[45, 46]]]"#, true),

@@ -53,10 +53,12 @@ struct FilterWireTests {
     @Test func callFiltersDecodeToTheSwiftForm() throws {
         #expect(
             try decodeJSON(ContextFilter.self, #"{"conditions":["floor",[4,6,8]]}"#)
-                == ContextFilter(.init("floor", .between(6, 8))))
+                == ContextFilter(.init("floor", .between(6, 8)))
+        )
         #expect(
             try decodeJSON(ContextFilter.self, #"{"conditions":{"or":[["floor",[7,7]],["floor",[13,[8,9]]]]}}"#)
-                == ContextFilter(conditions: .or([.init("floor", .equals(7)), .init("floor", .in([8, 9]))])))
+                == ContextFilter(conditions: .or([.init("floor", .equals(7)), .init("floor", .in([8, 9]))]))
+        )
     }
 
     @Test func encodingOmitsAbsentFields() throws {
@@ -65,7 +67,8 @@ struct FilterWireTests {
         #expect(try encodeJSON(ObjectFilter(take: 5)) == parseJSON(#"{"take":5}"#))
         #expect(
             try encodeJSON(ObjectJoinCondition(localProperty: "a", asProperty: "b"))
-                == parseJSON(#"{"localProperty":"a","asProperty":"b"}"#))
+                == parseJSON(#"{"localProperty":"a","asProperty":"b"}"#)
+        )
     }
 
     /// Rejections of coaty-js's `isObjectFilterValid`, plus the one deliberate restriction (integral
@@ -121,9 +124,14 @@ struct FilterWireTests {
         #expect(
             decoded
                 == .multiple([
-                    ObjectJoinCondition(localProperty: "parentObjectId", asProperty: "parent", isOneToOneRelation: true),
+                    ObjectJoinCondition(
+                        localProperty: "parentObjectId",
+                        asProperty: "parent",
+                        isOneToOneRelation: true
+                    ),
                     ObjectJoinCondition(localProperty: "partIds", asProperty: "parts", isLocalPropertyArray: true),
-                ]))
+                ])
+        )
         #expect(try encodeJSON(decoded) == parseJSON(array))
         let single = #"{"localProperty":"a","asProperty":"b","isLocalPropertyArray":false}"#
         let one = try decodeJSON(ObjectJoinConditions.self, single)
@@ -146,7 +154,10 @@ struct FilterWireTests {
 
     /// Every filter in the coaty-js capture decodes, and re-encodes to the same JSON.
     @Test func capturedEventFiltersRoundTrip() throws {
-        let capture = try String(contentsOfFile: packageRoot() + "/../shared/vectors/coaty-js-capture.jsonl", encoding: .utf8)
+        let capture = try String(
+            contentsOfFile: packageRoot() + "/../shared/vectors/coaty-js-capture.jsonl",
+            encoding: .utf8
+        )
         var seen = 0
         for line in capture.split(separator: "\n") {
             guard case .string(let payload)? = try parseJSON(String(line))["payload"],

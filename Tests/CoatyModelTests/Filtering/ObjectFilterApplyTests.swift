@@ -29,7 +29,10 @@ struct ObjectFilterApplyTests {
     @Test func descendingReversesAndLaterPropertiesBreakTies() {
         let filter = ObjectFilter(orderBy: [("floor", .descending), ("name", .ascending)])
         #expect(
-            Self.names(filter.apply(to: Self.things)) == ["Thing 10", "Thing 2", "Lamp", "Thing 3", "thing 1", "thing 1"])
+            Self.names(filter.apply(to: Self.things)) == [
+                "Thing 10", "Thing 2", "Lamp", "Thing 3", "thing 1", "thing 1",
+            ]
+        )
         #expect(filter.apply(to: Self.things).last?["floor"] == 5.5)
     }
 
@@ -40,17 +43,19 @@ struct ObjectFilterApplyTests {
         #expect(Self.names(descending) == ["Thing 3", "Lamp", "thing 1", "Thing 10", "Thing 2", "thing 1"])
     }
 
-    @Test(arguments: [
-        (nil, nil, 6),
-        (0, 0, 6),
-        (nil, 0, 6),
-        (2, nil, 4),
-        (-3, 2, 2),
-        (5, 10, 1),
-        (7, nil, 0),
-        (0, -1, 0),
-        (0, 3, 3),
-    ] as [(Int?, Int?, Int)])
+    @Test(
+        arguments: [
+            (nil, nil, 6),
+            (0, 0, 6),
+            (nil, 0, 6),
+            (2, nil, 4),
+            (-3, 2, 2),
+            (5, 10, 1),
+            (7, nil, 0),
+            (0, -1, 0),
+            (0, 3, 3),
+        ] as [(Int?, Int?, Int)]
+    )
     func skipAndTakeFollowTheInMemoryAdapter(skip: Int?, take: Int?, count: Int) {
         let filter = ObjectFilter(skip: skip, take: take)
         let result = filter.apply(to: Self.things)
@@ -59,7 +64,9 @@ struct ObjectFilterApplyTests {
     }
 
     @Test func mixedTypesOrderByTypeAndStably() {
-        let values: [AnyCodable] = [["v": "b"], ["v": 2], ["w": 0], ["v": nil], ["v": true], ["v": [1]], ["v": 1], ["v": "a"]]
+        let values: [AnyCodable] = [
+            ["v": "b"], ["v": 2], ["w": 0], ["v": nil], ["v": true], ["v": [1]], ["v": 1], ["v": "a"],
+        ]
         let sorted = ObjectFilter(orderBy: [("v", .ascending)]).apply(to: values)
         #expect(sorted.map { $0["v"] } == [nil, .null, true, 1, 2, "a", "b", [1]])
     }
@@ -103,8 +110,16 @@ struct ObjectJoinConditionTests {
 
     @Test func localPropertyArraysRelateEachElement() {
         let join = ObjectJoinCondition(
-            localProperty: "partIds", asProperty: "parts", isLocalPropertyArray: true, isOneToOneRelation: true)
-        let joined = join.resolve(in: ["partIds": ["p2", "p1", "p7"]], related: Self.parts, relatedProperty: "objectId")
+            localProperty: "partIds",
+            asProperty: "parts",
+            isLocalPropertyArray: true,
+            isOneToOneRelation: true
+        )
+        let joined = join.resolve(
+            in: ["partIds": ["p2", "p1", "p7"]],
+            related: Self.parts,
+            relatedProperty: "objectId"
+        )
         #expect(joined["parts"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["axle", "wheel"])
         let notArray = join.resolve(in: ["partIds": "p1"], related: Self.parts, relatedProperty: "objectId")
         #expect(notArray["parts"] == [])

@@ -1,0 +1,20 @@
+/// Runs a parsed command.
+enum CommandRunner {
+    static func run(_ command: Command) async throws {
+        switch command {
+        case .help, .version:
+            return
+        case .broker, .monitor, .discover, .call:
+            throw CLIError("'\(command)' is not available yet")
+        }
+    }
+}
+
+/// A failure while running a command (not a usage error).
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

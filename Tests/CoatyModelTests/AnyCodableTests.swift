@@ -21,7 +21,9 @@ struct AnyCodableTests {
         #expect(try AnyCodable(json: json) == expected)
     }
 
-    @Test(arguments: ["", "01", "1.", "-", "[1,]", "{\"a\"}", "tru", "\"\u{01}\"", "\"\\ud800\"", "[1] x", "{'a':1}", "NaN"])
+    @Test(arguments: [
+        "", "01", "1.", "-", "[1,]", "{\"a\"}", "tru", "\"\u{01}\"", "\"\\ud800\"", "[1] x", "{'a':1}", "NaN",
+    ])
     func rejectsInvalidJSON(_ json: String) {
         #expect(throws: DecodingError.self) { try AnyCodable(json: json) }
     }
@@ -85,13 +87,20 @@ struct AnyCodableTests {
 struct CoatyJSONEncoderTests {
     @Test func absentOptionalsAreOmittedAndEnumsAreNumbers() throws {
         let task = CoatyTask(
-            objectID: ObjectID(UUID(uuidString: "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE")!), name: "t", status: .done,
-            creatorID: "c", creationTimestamp: 1_700_000_000_000.5, duration: 20)
+            objectID: ObjectID(UUID(uuidString: "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE")!),
+            name: "t",
+            status: .done,
+            creatorID: "c",
+            creationTimestamp: 1_700_000_000_000.5,
+            duration: 20
+        )
         let json = try AnyCodable(json: CoatyJSONEncoder().encode(task))
-        #expect(json == [
-            "objectId": "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee", "objectType": "coaty.Task", "coreType": "Task",
-            "name": "t", "status": 2, "creatorId": "c", "creationTimestamp": 1_700_000_000_000.5, "duration": 20,
-        ])
+        #expect(
+            json == [
+                "objectId": "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee", "objectType": "coaty.Task", "coreType": "Task",
+                "name": "t", "status": 2, "creatorId": "c", "creationTimestamp": 1_700_000_000_000.5, "duration": 20,
+            ]
+        )
         let text = String(decoding: try CoatyJSONEncoder().encode(task), as: UTF8.self)
         #expect(!text.contains("null"))
     }
@@ -118,8 +127,14 @@ struct CoatyJSONEncoderTests {
     }
 
     @Test func encodesEventsWithNestedObjects() throws {
-        let log = Log(name: "Requester", logLevel: .info, logMessage: "hello", logDate: "2026-11-22T08:03:55.602Z",
-                      logTags: ["golden"], logHost: .init(pid: 20108))
+        let log = Log(
+            name: "Requester",
+            logLevel: .info,
+            logMessage: "hello",
+            logDate: "2026-11-22T08:03:55.602Z",
+            logTags: ["golden"],
+            logHost: .init(pid: 20108)
+        )
         let event = TestAdvertise(object: log, privateData: ["reason": "golden"])
         let data = try CoatyJSONEncoder().encode(event)
         let decoded = try CoatyJSONDecoder().decode(TestAdvertise.self, from: data)

@@ -62,12 +62,16 @@ struct CapturedObjectTests {
 
     @Test func logAndTaskFields() throws {
         let log = try CoatyJSONDecoder().decode(
-            Log.self, fromValue: try #require(Self.objects.first { $0.json["objectType"] == "coaty.Log" }).json)
+            Log.self,
+            fromValue: try #require(Self.objects.first { $0.json["objectType"] == "coaty.Log" }).json
+        )
         #expect(log.logLevel == .info)
         #expect(log.logTags == ["golden", "test"])
         #expect(log.logHost?.pid == 20108)
         let task = try CoatyJSONDecoder().decode(
-            CoatyTask.self, fromValue: try #require(Self.objects.first { $0.json["objectType"] == "coaty.Task" }).json)
+            CoatyTask.self,
+            fromValue: try #require(Self.objects.first { $0.json["objectType"] == "coaty.Task" }).json
+        )
         #expect(task.status == .pending)
         #expect(task.creationTimestamp == 1_700_000_000_000)
     }

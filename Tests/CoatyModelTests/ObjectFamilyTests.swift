@@ -38,18 +38,23 @@ struct ObjectFamilyTests {
 
     @Test func wrongClassIsATypeMismatch() throws {
         #expect(throws: DecodingError.self) {
-            try ObjectFamily().decode(CoatyTask.self, from: bytes(object("i", type: "coaty.Identity", core: "Identity")))
+            try ObjectFamily().decode(
+                CoatyTask.self,
+                from: bytes(object("i", type: "coaty.Identity", core: "Identity"))
+            )
         }
     }
 
-    static let mixed = "[" + [
-        object("a", type: "coaty.Task", core: "Task", extra: task),
-        object("b", type: "com.example.Mystery", core: "Gizmo"),
-        object("c", type: "coaty.Identity", core: "Identity"),
-        object("d", type: "com.example.Robot", core: "Task", extra: task + #","arm":1"#),
-        #""not an object""#,
-        object("f", type: "com.example.Light", extra: #","isOn":false,"luminosity":0"#),
-    ].joined(separator: ",") + "]"
+    static let mixed =
+        "["
+        + [
+            object("a", type: "coaty.Task", core: "Task", extra: task),
+            object("b", type: "com.example.Mystery", core: "Gizmo"),
+            object("c", type: "coaty.Identity", core: "Identity"),
+            object("d", type: "com.example.Robot", core: "Task", extra: task + #","arm":1"#),
+            #""not an object""#,
+            object("f", type: "com.example.Light", extra: #","isOn":false,"luminosity":0"#),
+        ].joined(separator: ",") + "]"
 
     @Test func heterogeneousArrayFailsNamingTheIndex() throws {
         do {
@@ -64,7 +69,11 @@ struct ObjectFamilyTests {
     @Test func heterogeneousArraySkipsAndReportsBadElements() throws {
         let collector = SkipCollector()
         let options = ObjectDecodingOptions(elementFailurePolicy: .skip { collector.record($0) })
-        let objects = try ObjectFamily([Light.self]).decode([CoatyObject].self, from: bytes(Self.mixed), options: options)
+        let objects = try ObjectFamily([Light.self]).decode(
+            [CoatyObject].self,
+            from: bytes(Self.mixed),
+            options: options
+        )
         #expect(objects.map(\.objectID.rawValue) == ["a", "c", "d", "f"])
         #expect(objects[0] is CoatyTask && objects[1] is Identity && objects[2] is CoatyTask && objects[3] is Light)
         #expect(objects[2].customProperties == ["arm": 1])
@@ -88,7 +97,9 @@ struct ObjectFamilyTests {
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: AnyKey.self)
                 let family = decoder.userInfo[.objectFamily] as? ObjectFamily ?? ObjectFamily()
-                self.objects = try family.decodeObjects(from: container.superDecoder(forKey: AnyKey(stringValue: "objects")))
+                self.objects = try family.decodeObjects(
+                    from: container.superDecoder(forKey: AnyKey(stringValue: "objects"))
+                )
             }
         }
         let decoder = JSONDecoder()
@@ -113,9 +124,15 @@ struct ObjectFamilyTests {
         }
         let storeA = Store()
         let storeB = Store()
-        let json = bytes("[" + object("s1", type: "com.example.Stored") + "," + object("s2", type: "com.example.Stored") + "]")
+        let json = bytes(
+            "[" + object("s1", type: "com.example.Stored") + "," + object("s2", type: "com.example.Stored") + "]"
+        )
         _ = try family.decode([CoatyObject].self, from: json, options: .init(factoryContext: storeA))
-        _ = try family.decode(CoatyObject.self, from: bytes(object("s3", type: "com.example.Stored")), options: .init(factoryContext: storeB))
+        _ = try family.decode(
+            CoatyObject.self,
+            from: bytes(object("s3", type: "com.example.Stored")),
+            options: .init(factoryContext: storeB)
+        )
         #expect(storeA.names.withLock { $0 } == ["s1", "s2"])
         #expect(storeB.names.withLock { $0 } == ["s3"])
         #expect(throws: DecodingError.self) { try family.decode(CoatyObject.self, from: json) }
@@ -141,7 +158,8 @@ struct ObjectIdentityTests {
     }
 
     @Test func nestedObjectsShareInstancesToo() throws {
-        let snapshot = #"{"objectId":"s","name":"s","parentObjectId":"same","objectType":"coaty.Snapshot","coreType":"Snapshot","creationTimestamp":1,"creatorId":"c","object":\#(object("same"))}"#
+        let snapshot =
+            #"{"objectId":"s","name":"s","parentObjectId":"same","objectType":"coaty.Snapshot","coreType":"Snapshot","creationTimestamp":1,"creatorId":"c","object":\#(object("same"))}"#
         let objects = try ObjectFamily().decode([CoatyObject].self, from: bytes("[\(object("same")),\(snapshot)]"))
         let decoded = try #require(objects[1] as? Snapshot)
         #expect(decoded.object === objects[0])
@@ -149,7 +167,10 @@ struct ObjectIdentityTests {
 
     @Test func trackingCanBeDisabled() throws {
         let objects = try ObjectFamily().decode(
-            [CoatyObject].self, from: bytes(Self.twice), options: .init(identityTracking: .disabled))
+            [CoatyObject].self,
+            from: bytes(Self.twice),
+            options: .init(identityTracking: .disabled)
+        )
         #expect(objects[0] !== objects[2])
     }
 
@@ -196,7 +217,11 @@ struct ObjectIdentityTests {
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    let decoded = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("shared")), options: options)
+                    let decoded = try ObjectFamily().decode(
+                        CoatyObject.self,
+                        from: bytes(object("shared")),
+                        options: options
+                    )
                     return decoded === keep
                 }
             }

@@ -145,21 +145,50 @@ struct ObjectGraphTests {
         #expect(throws: EncodingError.self) { try ObjectGraphEncoder().encode(file) }
     }
 
-    static let folderEntry = #"{"objectId":"f","name":"f","objectType":"com.example.Folder","coreType":"CoatyObject","files":[{"$ref":1}]}"#
-    static let fileEntry = #"{"objectId":"a","name":"a","objectType":"com.example.File","coreType":"CoatyObject","folder":{"$ref":0,"objectId":"f"}}"#
+    static let folderEntry =
+        #"{"objectId":"f","name":"f","objectType":"com.example.Folder","coreType":"CoatyObject","files":[{"$ref":1}]}"#
+    static let fileEntry =
+        #"{"objectId":"a","name":"a","objectType":"com.example.File","coreType":"CoatyObject","folder":{"$ref":0,"objectId":"f"}}"#
 
     static let malformed: [(String, String)] = [
         ("not a graph", #"{"objects":[]}"#),
         ("empty table", #"{"coatyObjectGraph":1,"objects":[]}"#),
-        ("out-of-range reference", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":7"))]}"#),
-        ("negative reference", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":-1")),\#(fileEntry)]}"#),
-        ("reference that is not a number", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":\"1\"")),\#(fileEntry)]}"#),
-        ("strong self reference", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":0")),\#(fileEntry)]}"#),
-        ("strong reference of the wrong type", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(folderEntry.replacingOccurrences(of: "[{\"$ref\":1}]", with: "[]"))]}"#),
-        ("link of the wrong type", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(fileEntry.replacingOccurrences(of: "\"$ref\":0,\"objectId\":\"f\"", with: "\"$ref\":1,\"objectId\":\"a\""))]}"#),
-        ("dangling link id", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(fileEntry.replacingOccurrences(of: "\"objectId\":\"f\"}", with: "\"objectId\":\"zz\"}"))]}"#),
-        ("inline object instead of a reference", #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "{\"$ref\":1}", with: fileEntry))]}"#),
-        ("strong cycle in the input", #"{"coatyObjectGraph":1,"objects":[{"objectId":"1","name":"1","objectType":"com.example.Chain","coreType":"CoatyObject","next":{"$ref":1}},{"objectId":"2","name":"2","objectType":"com.example.Chain","coreType":"CoatyObject","next":{"$ref":0}}]}"#),
+        (
+            "out-of-range reference",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":7"))]}"#
+        ),
+        (
+            "negative reference",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":-1")),\#(fileEntry)]}"#
+        ),
+        (
+            "reference that is not a number",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":\"1\"")),\#(fileEntry)]}"#
+        ),
+        (
+            "strong self reference",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "\"$ref\":1", with: "\"$ref\":0")),\#(fileEntry)]}"#
+        ),
+        (
+            "strong reference of the wrong type",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(folderEntry.replacingOccurrences(of: "[{\"$ref\":1}]", with: "[]"))]}"#
+        ),
+        (
+            "link of the wrong type",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(fileEntry.replacingOccurrences(of: "\"$ref\":0,\"objectId\":\"f\"", with: "\"$ref\":1,\"objectId\":\"a\""))]}"#
+        ),
+        (
+            "dangling link id",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry),\#(fileEntry.replacingOccurrences(of: "\"objectId\":\"f\"}", with: "\"objectId\":\"zz\"}"))]}"#
+        ),
+        (
+            "inline object instead of a reference",
+            #"{"coatyObjectGraph":1,"objects":[\#(folderEntry.replacingOccurrences(of: "{\"$ref\":1}", with: fileEntry))]}"#
+        ),
+        (
+            "strong cycle in the input",
+            #"{"coatyObjectGraph":1,"objects":[{"objectId":"1","name":"1","objectType":"com.example.Chain","coreType":"CoatyObject","next":{"$ref":1}},{"objectId":"2","name":"2","objectType":"com.example.Chain","coreType":"CoatyObject","next":{"$ref":0}}]}"#
+        ),
         ("truncated JSON", #"{"coatyObjectGraph":1,"objects":[{"objectId":"#),
     ]
 
@@ -175,7 +204,9 @@ struct ObjectGraphTests {
         var entries: [String] = []
         for index in 0..<count {
             let next = index + 1 < count ? #","next":{"$ref":\#(index + 1)}"# : ""
-            entries.append(#"{"objectId":"\#(index)","name":"n","objectType":"com.example.Chain","coreType":"CoatyObject"\#(next)}"#)
+            entries.append(
+                #"{"objectId":"\#(index)","name":"n","objectType":"com.example.Chain","coreType":"CoatyObject"\#(next)}"#
+            )
         }
         let json = #"{"coatyObjectGraph":1,"objects":[\#(entries.joined(separator: ","))]}"#
         #expect(throws: DecodingError.self) { try ObjectGraphDecoder(family: self.family).decode(from: bytes(json)) }

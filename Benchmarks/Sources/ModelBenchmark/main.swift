@@ -44,7 +44,8 @@ let payload = Data(
     "observedProperty":{"name":"Air temperature","definition":"http://dbpedia.org/page/Temperature","description":"Ambient air temperature"},
     "isDeactivated":false},
     "privateData":{"reason":"periodic","sequence":1042}}
-    """#.utf8.filter { $0 != UInt8(ascii: "\n") })
+    """#.utf8.filter { $0 != UInt8(ascii: "\n") }
+)
 
 let family = ObjectFamily()
 let plainDecoder = JSONDecoder()
@@ -107,7 +108,12 @@ func row(_ label: String, _ nanoseconds: Double, _ baseline: Double, target: Str
 
 print("\nDecode (baseline: JSONDecoder, concrete ConcreteAdvertise)")
 row("JSONDecoder, concrete type (baseline)", baselineDecode, baselineDecode)
-row("CoatyJSONDecoder, polymorphic via ObjectFamily, identity on", polymorphicDecode, baselineDecode, target: "target ≤ 1.15×")
+row(
+    "CoatyJSONDecoder, polymorphic via ObjectFamily, identity on",
+    polymorphicDecode,
+    baselineDecode,
+    target: "target ≤ 1.15×"
+)
 row("JSONDecoder, polymorphic via ObjectFamily in userInfo", polymorphicJSONDecoder, baselineDecode)
 row("CoatyJSONDecoder, concrete type", concreteCoaty, baselineDecode)
 print("\nSame-decoder ratios (dispatch overhead only)")
@@ -121,7 +127,21 @@ row("concrete Sensor property (baseline)", baselineEncode, baselineEncode)
 row("polymorphic CoatyObject property via encodeObject", polymorphicEncode, baselineEncode)
 
 print("\nDecoding errors created (thrown and caught) per decode of this valid event")
-print("  CoatyJSONDecoder, polymorphic:", try errorsCreated { _ = try coatyDecoder.decode(PolymorphicAdvertise.self, from: payload) })
-print("  CoatyJSONDecoder, concrete:   ", try errorsCreated { _ = try coatyDecoder.decode(ConcreteAdvertise.self, from: payload) })
-print("  JSONDecoder, polymorphic:     ", try errorsCreated { _ = try jsonDecoderPolymorphic() }, "(AnyCodable kind probing under a foreign Decoder)")
-print("  JSONDecoder, concrete:        ", try errorsCreated { _ = try plainDecoder.decode(ConcreteAdvertise.self, from: payload) }, "(same)")
+print(
+    "  CoatyJSONDecoder, polymorphic:",
+    try errorsCreated { _ = try coatyDecoder.decode(PolymorphicAdvertise.self, from: payload) }
+)
+print(
+    "  CoatyJSONDecoder, concrete:   ",
+    try errorsCreated { _ = try coatyDecoder.decode(ConcreteAdvertise.self, from: payload) }
+)
+print(
+    "  JSONDecoder, polymorphic:     ",
+    try errorsCreated { _ = try jsonDecoderPolymorphic() },
+    "(AnyCodable kind probing under a foreign Decoder)"
+)
+print(
+    "  JSONDecoder, concrete:        ",
+    try errorsCreated { _ = try plainDecoder.decode(ConcreteAdvertise.self, from: payload) },
+    "(same)"
+)

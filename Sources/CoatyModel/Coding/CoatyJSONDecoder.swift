@@ -109,7 +109,8 @@ public struct CoatyJSONDecoder: Sendable {
                     codingPath: codingPath,
                     debugDescription: "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), "
                         + "which is not a \(T.self)"
-                ))
+                )
+            )
         }
         return result
     }

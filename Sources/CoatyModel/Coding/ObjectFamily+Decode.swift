@@ -48,7 +48,10 @@ extension KeyedDecodingContainer {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(
-                    codingPath: self.codingPath, debugDescription: "required key '\(key.stringValue)' is missing"))
+                    codingPath: self.codingPath,
+                    debugDescription: "required key '\(key.stringValue)' is missing"
+                )
+            )
         }
         let decoder = try self.superDecoder(forKey: key)
         let object = try ObjectFamily.current(in: decoder).decodeObject(from: decoder)
@@ -73,7 +76,10 @@ extension KeyedDecodingContainer {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(
-                    codingPath: self.codingPath, debugDescription: "required key '\(key.stringValue)' is missing"))
+                    codingPath: self.codingPath,
+                    debugDescription: "required key '\(key.stringValue)' is missing"
+                )
+            )
         }
         let decoder = try self.superDecoder(forKey: key)
         return try ObjectFamily.current(in: decoder).decodeObjects(T.self, from: decoder)

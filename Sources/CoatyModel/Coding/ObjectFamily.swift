@@ -173,11 +173,13 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
             let coreTypeName = try container.decode(String.self, forKey: .coreType)
             guard coreTypeName == type.coreType.rawValue else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .coreType, in: container,
+                    forKey: .coreType,
+                    in: container,
                     debugDescription: CoreType(rawValue: coreTypeName) == nil
                         ? "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
                         : "core type '\(coreTypeName)' does not match object type '\(objectType)' "
-                            + "(\(type.coreType.rawValue))")
+                            + "(\(type.coreType.rawValue))"
+                )
             }
             return try type.init(from: decoder)
         case .factory(let factory):
@@ -186,8 +188,10 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
             let coreTypeName = try container.decode(String.self, forKey: .coreType)
             guard let coreType = CoreType(rawValue: coreTypeName) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .coreType, in: container,
-                    debugDescription: "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)")
+                    forKey: .coreType,
+                    in: container,
+                    debugDescription: "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
+                )
             }
             return try Self.fallbackClass(for: coreType).init(from: decoder)
         }

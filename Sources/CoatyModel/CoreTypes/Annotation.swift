@@ -83,9 +83,15 @@ public final class Annotation: CoatyObject, @unchecked Sendable {
         self.status = status
         self.variants = variants
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

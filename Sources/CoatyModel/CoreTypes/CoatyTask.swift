@@ -86,9 +86,15 @@ public final class CoatyTask: CoatyObject, @unchecked Sendable {
         self.taskDescription = taskDescription
         self.assigneeObjectID = assigneeObjectID
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -109,7 +115,9 @@ public final class CoatyTask: CoatyObject, @unchecked Sendable {
         self.creatorID = try container.decodeNonEmptyID(forKey: .creatorID)
         self.creationTimestamp = try container.decode(Double.self, forKey: .creationTimestamp)
         self.lastModificationTimestamp = try container.decodeStrictIfPresent(
-            Double.self, forKey: .lastModificationTimestamp)
+            Double.self,
+            forKey: .lastModificationTimestamp
+        )
         self.startTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .startTimestamp)
         self.dueTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .dueTimestamp)
         self.doneTimestamp = try container.decodeStrictIfPresent(Double.self, forKey: .doneTimestamp)

@@ -50,9 +50,15 @@ public final class IONode: CoatyObject, @unchecked Sendable {
         self.ioActors = ioActors
         self.characteristics = characteristics
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -74,7 +80,9 @@ public final class IONode: CoatyObject, @unchecked Sendable {
 
     /// Decodes an array of objects whose every element must be valid (coaty-js `isObjectArray`).
     private static func decodeStrictArray<T: CoatyObject>(
-        _ type: T.Type, forKey key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
+        _ type: T.Type,
+        forKey key: CodingKeys,
+        in container: KeyedDecodingContainer<CodingKeys>
     ) throws -> [T]? {
         guard container.contains(key) else { return nil }
         let decoder = try container.superDecoder(forKey: key)

@@ -64,8 +64,13 @@ public final class Location: CoatyObject, @unchecked Sendable {
 
         /// Creates coordinates.
         public init(
-            latitude: Double, longitude: Double, accuracy: Double, altitude: Double? = nil,
-            altitudeAccuracy: Double? = nil, heading: Double? = nil, speed: Double? = nil
+            latitude: Double,
+            longitude: Double,
+            accuracy: Double,
+            altitude: Double? = nil,
+            altitudeAccuracy: Double? = nil,
+            heading: Double? = nil,
+            speed: Double? = nil
         ) {
             self.latitude = latitude
             self.longitude = longitude
@@ -132,9 +137,15 @@ public final class Location: CoatyObject, @unchecked Sendable {
     ) {
         self.geoLocation = geoLocation
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

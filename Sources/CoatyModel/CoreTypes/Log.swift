@@ -69,7 +69,9 @@ public final class Log: CoatyObject, @unchecked Sendable {
 
         /// Creates agent information.
         public init(
-            packageInfo: [String: AnyCodable], buildInfo: [String: AnyCodable], configInfo: [String: AnyCodable]
+            packageInfo: [String: AnyCodable],
+            buildInfo: [String: AnyCodable],
+            configInfo: [String: AnyCodable]
         ) {
             self.packageInfo = packageInfo
             self.buildInfo = buildInfo
@@ -138,9 +140,15 @@ public final class Log: CoatyObject, @unchecked Sendable {
         self.logLabels = logLabels
         self.logHost = logHost
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

@@ -51,9 +51,15 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
         self.creatorID = creatorID
         self.tags = tags
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: object.objectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: object.objectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -82,7 +88,9 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
                 CoatyObject.CodingKeys.parentObjectID,
                 DecodingError.Context(
                     codingPath: base.codingPath,
-                    debugDescription: "parentObjectId is required for a Snapshot (the snapshotted object's id)"))
+                    debugDescription: "parentObjectId is required for a Snapshot (the snapshotted object's id)"
+                )
+            )
         }
     }
 

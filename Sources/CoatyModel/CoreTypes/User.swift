@@ -66,8 +66,12 @@ public final class User: CoatyObject, @unchecked Sendable {
 
         /// Creates names.
         public init(
-            formatted: String? = nil, familyName: String? = nil, givenName: String? = nil,
-            middleName: String? = nil, honorificPrefix: String? = nil, honorificSuffix: String? = nil
+            formatted: String? = nil,
+            familyName: String? = nil,
+            givenName: String? = nil,
+            middleName: String? = nil,
+            honorificPrefix: String? = nil,
+            honorificSuffix: String? = nil
         ) {
             self.formatted = formatted
             self.familyName = familyName
@@ -162,9 +166,16 @@ public final class User: CoatyObject, @unchecked Sendable {
 
         /// Creates an address.
         public init(
-            type: String, value: String, primary: Bool? = nil, display: String? = nil, formatted: String? = nil,
-            streetAddress: String? = nil, locality: String? = nil, region: String? = nil,
-            postalCode: String? = nil, country: String? = nil
+            type: String,
+            value: String,
+            primary: Bool? = nil,
+            display: String? = nil,
+            formatted: String? = nil,
+            streetAddress: String? = nil,
+            locality: String? = nil,
+            region: String? = nil,
+            postalCode: String? = nil,
+            country: String? = nil
         ) {
             self.type = type
             self.value = value
@@ -279,9 +290,15 @@ public final class User: CoatyObject, @unchecked Sendable {
         self.roles = roles
         self.x509Certificates = x509Certificates
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

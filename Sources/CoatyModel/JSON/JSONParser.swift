@@ -30,7 +30,8 @@ struct JSONParser {
 
     private func error(_ reason: String) -> DecodingError {
         DecodingError.dataCorrupted(
-            DecodingError.Context(codingPath: [], debugDescription: "invalid JSON at byte \(self.index): \(reason)"))
+            DecodingError.Context(codingPath: [], debugDescription: "invalid JSON at byte \(self.index): \(reason)")
+        )
     }
 
     private mutating func skipWhitespace() {

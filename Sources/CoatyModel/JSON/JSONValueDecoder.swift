@@ -68,7 +68,10 @@ struct JSONValueDecoder: Decoder {
         return DecodingError.typeMismatch(
             type,
             DecodingError.Context(
-                codingPath: node.path, debugDescription: "expected \(type) but found \(self.value.kindDescription)"))
+                codingPath: node.path,
+                debugDescription: "expected \(type) but found \(self.value.kindDescription)"
+            )
+        )
     }
 
     /// Unboxes a value of a standard type, or decodes it through `init(from:)`.
@@ -107,7 +110,10 @@ struct JSONValueDecoder: Decoder {
         DecodingDiagnostics.note()
         throw DecodingError.dataCorrupted(
             DecodingError.Context(
-                codingPath: self.node.path, debugDescription: "number \(self.value) does not fit in \(T.self)"))
+                codingPath: self.node.path,
+                debugDescription: "number \(self.value) does not fit in \(T.self)"
+            )
+        )
     }
 }
 
@@ -128,7 +134,10 @@ extension JSONValueDecoder {
                 throw DecodingError.keyNotFound(
                     key,
                     DecodingError.Context(
-                        codingPath: self.node.path, debugDescription: "required key '\(key.stringValue)' is missing"))
+                        codingPath: self.node.path,
+                        debugDescription: "required key '\(key.stringValue)' is missing"
+                    )
+                )
             }
             return JSONValueDecoder(value: value, node: .key(key.stringValue, self.node), userInfo: self.userInfo)
         }
@@ -173,7 +182,8 @@ extension JSONValueDecoder {
         }
 
         func nestedContainer<NestedKey: CodingKey>(
-            keyedBy type: NestedKey.Type, forKey key: Key
+            keyedBy type: NestedKey.Type,
+            forKey key: Key
         ) throws -> KeyedDecodingContainer<NestedKey> {
             try self.decoder(for: key).container(keyedBy: type)
         }
@@ -184,13 +194,18 @@ extension JSONValueDecoder {
 
         func superDecoder() throws -> any Decoder {
             JSONValueDecoder(
-                value: self.members["super"] ?? .null, node: .key("super", self.node), userInfo: self.userInfo)
+                value: self.members["super"] ?? .null,
+                node: .key("super", self.node),
+                userInfo: self.userInfo
+            )
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
             JSONValueDecoder(
-                value: self.members[key.stringValue] ?? .null, node: .key(key.stringValue, self.node),
-                userInfo: self.userInfo)
+                value: self.members[key.stringValue] ?? .null,
+                node: .key(key.stringValue, self.node),
+                userInfo: self.userInfo
+            )
         }
     }
 
@@ -217,11 +232,15 @@ extension JSONValueDecoder {
                     Any.self,
                     DecodingError.Context(
                         codingPath: CodingPathNode.index(self.currentIndex, self.node).path,
-                        debugDescription: "unkeyed container is at end"))
+                        debugDescription: "unkeyed container is at end"
+                    )
+                )
             }
             let decoder = JSONValueDecoder(
-                value: self.elements[self.currentIndex], node: .index(self.currentIndex, self.node),
-                userInfo: self.userInfo)
+                value: self.elements[self.currentIndex],
+                node: .index(self.currentIndex, self.node),
+                userInfo: self.userInfo
+            )
             self.currentIndex += 1
             return decoder
         }

@@ -119,22 +119,33 @@ open class CoatyObject: Codable, @unchecked Sendable {
         let objectType = try container.decode(String.self, forKey: .objectType)
         guard !objectType.isEmpty else {
             throw DecodingError.dataCorruptedError(
-                forKey: .objectType, in: container, debugDescription: "objectType must not be empty")
+                forKey: .objectType,
+                in: container,
+                debugDescription: "objectType must not be empty"
+            )
         }
         let coreTypeName = try container.decode(String.self, forKey: .coreType)
         guard let coreType = CoreType(rawValue: coreTypeName) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .coreType, in: container, debugDescription: "unknown core type '\(coreTypeName)'")
+                forKey: .coreType,
+                in: container,
+                debugDescription: "unknown core type '\(coreTypeName)'"
+            )
         }
         guard coreType == Self.coreType else {
             throw DecodingError.dataCorruptedError(
-                forKey: .coreType, in: container,
-                debugDescription: "core type '\(coreTypeName)' does not match \(Self.self) (\(Self.coreType.rawValue))")
+                forKey: .coreType,
+                in: container,
+                debugDescription: "core type '\(coreTypeName)' does not match \(Self.self) (\(Self.coreType.rawValue))"
+            )
         }
         let objectID = try container.decode(ObjectID.self, forKey: .objectID)
         guard !objectID.rawValue.isEmpty else {
             throw DecodingError.dataCorruptedError(
-                forKey: .objectID, in: container, debugDescription: "objectId must not be empty")
+                forKey: .objectID,
+                in: container,
+                debugDescription: "objectId must not be empty"
+            )
         }
         self.objectType = objectType
         self.coreType = coreType
@@ -204,7 +215,10 @@ open class CoatyObject: Codable, @unchecked Sendable {
         let value = try container.decode(Value.self, forKey: key)
         if isEmpty(value) {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: container, debugDescription: "\(key.rawValue) must not be empty")
+                forKey: key,
+                in: container,
+                debugDescription: "\(key.rawValue) must not be empty"
+            )
         }
         return value
     }

@@ -91,7 +91,9 @@ public final class ObjectLink<Target: CoatyObject>: Codable, Sendable, CustomStr
                     self.objectID.rawValue,
                     EncodingError.Context(
                         codingPath: encoder.codingPath,
-                        debugDescription: "link to '\(self.objectID)' is unresolved or its object no longer exists"))
+                        debugDescription: "link to '\(self.objectID)' is unresolved or its object no longer exists"
+                    )
+                )
             }
             try graph.encodeReference(to: target, strong: false, encoder: encoder)
             return

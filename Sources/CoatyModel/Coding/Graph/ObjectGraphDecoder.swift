@@ -114,7 +114,8 @@ final class ObjectGraphDecodingState: Sendable {
         guard self.entries.indices.contains(index) else {
             throw ObjectGraphDecoder.corrupted(
                 decoder.codingPath + [ObjectFamily.DiscriminatorKeys.reference],
-                "reference \(index) is out of range (the graph has \(self.entries.count) objects)")
+                "reference \(index) is out of range (the graph has \(self.entries.count) objects)"
+            )
         }
         return index
     }
@@ -139,8 +140,10 @@ final class ObjectGraphDecodingState: Sendable {
         }
         defer { self.state.withLock { $0.depth -= 1 } }
         let decoder = JSONValueDecoder(
-            value: self.entries[index], node: .prefix(path),
-            userInfo: [.objectFamily: family, .objectDecodingOptions: options])
+            value: self.entries[index],
+            node: .prefix(path),
+            userInfo: [.objectFamily: family, .objectDecodingOptions: options]
+        )
         let object = try family.decodeNewObject(from: decoder, options: options)
         self.state.withLock { state in
             state.decoded[index] = object
@@ -151,7 +154,10 @@ final class ObjectGraphDecodingState: Sendable {
 
     /// Remembers a link to resolve once every object is decoded.
     func registerLink(
-        target: Int, objectID: ObjectID, path: [any CodingKey], resolve: @escaping @Sendable (CoatyObject) -> Bool
+        target: Int,
+        objectID: ObjectID,
+        path: [any CodingKey],
+        resolve: @escaping @Sendable (CoatyObject) -> Bool
     ) {
         let link = PendingLink(target: target, objectID: objectID, path: CodingPathNode.render(path), resolve: resolve)
         self.state.withLock { $0.links.append(link) }
@@ -170,11 +176,14 @@ final class ObjectGraphDecodingState: Sendable {
                 throw ObjectGraphDecoder.corrupted(
                     [],
                     "\(link.path): link names objectId '\(link.objectID)' "
-                        + "but objects[\(link.target)] is '\(target.objectID)'")
+                        + "but objects[\(link.target)] is '\(target.objectID)'"
+                )
             }
             guard link.resolve(target) else {
                 throw ObjectGraphDecoder.corrupted(
-                    [], "\(link.path): link target objects[\(link.target)] has the wrong class \(type(of: target))")
+                    [],
+                    "\(link.path): link target objects[\(link.target)] has the wrong class \(type(of: target))"
+                )
             }
         }
         return objects

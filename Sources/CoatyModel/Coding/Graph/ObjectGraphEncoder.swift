@@ -54,7 +54,9 @@ public struct ObjectGraphEncoder: Sendable {
                 EncodingError.Context(
                     codingPath: [],
                     debugDescription: "strong reference cycle " + description.joined(separator: " → ")
-                        + " cannot be decoded; make one of these references an ObjectLink"))
+                        + " cannot be decoded; make one of these references an ObjectLink"
+                )
+            )
         }
         let document: AnyCodable = ["coatyObjectGraph": 1, "objects": .array(entries)]
         let json = JSONEncoder()

@@ -45,9 +45,15 @@ public final class FeatureOfInterest: CoatyObject, @unchecked Sendable {
         self.encodingType = encodingType
         self.metadata = metadata
         super.init(
-            objectType: objectType, objectID: objectID, name: name, externalID: externalID,
-            parentObjectID: parentObjectID, locationID: locationID, isDeactivated: isDeactivated,
-            customProperties: customProperties)
+            objectType: objectType,
+            objectID: objectID,
+            name: name,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

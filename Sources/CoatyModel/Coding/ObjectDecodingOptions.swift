@@ -2,7 +2,7 @@
 /// decoded, whether objects with the same object id become one instance, and the context handed to
 /// decoding factories.
 ///
-/// Options travel in `decoder.userInfo` under ``Foundation/CodingUserInfoKey/objectDecodingOptions``, so
+/// Options travel in `decoder.userInfo` under `CodingUserInfoKey.objectDecodingOptions`, so
 /// that every `decodeObject(from:)` call inside an event's `init(from:)` honours them.
 /// ``CoatyJSONDecoder`` installs them for you; with another decoder, set
 /// ``userInfo(family:)`` **once per decode**, because a fresh identity scope is made each time.

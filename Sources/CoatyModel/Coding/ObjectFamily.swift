@@ -22,7 +22,7 @@
 ///
 /// ``decodeObject(from:)`` and ``decodeObjects(from:)`` read ``ObjectDecodingOptions`` from the
 /// decoder's user info: the element-failure policy for arrays, identity tracking, and the context for
-/// factories. For the common case use ``CoatyJSONDecoder`` or ``decode(_:from:options:)-(T.Type,_,_)``.
+/// factories. For the common case use ``CoatyJSONDecoder`` or `family.decode(_:from:options:)`.
 public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     /// A function that builds an object from a decoder, given the per-decode factory context.
     ///

@@ -47,14 +47,14 @@ struct JSONValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = self.value else {
-            throw self.typeMismatch([String: AnyCodable].self, at: self.node)
+            throw self.typeMismatch([String: AnyCodable].self, at: self.node, expected: "a JSON object")
         }
         return KeyedDecodingContainer(KeyedContainer(members: members, node: self.node, userInfo: self.userInfo))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = self.value else {
-            throw self.typeMismatch([AnyCodable].self, at: self.node)
+            throw self.typeMismatch([AnyCodable].self, at: self.node, expected: "a JSON array")
         }
         return UnkeyedContainer(elements: elements, node: self.node, userInfo: self.userInfo)
     }
@@ -63,13 +63,13 @@ struct JSONValueDecoder: Decoder {
         SingleValueContainer(decoder: self)
     }
 
-    func typeMismatch(_ type: Any.Type, at node: CodingPathNode) -> DecodingError {
+    func typeMismatch(_ type: Any.Type, at node: CodingPathNode, expected: String? = nil) -> DecodingError {
         DecodingDiagnostics.note()
         return DecodingError.typeMismatch(
             type,
             DecodingError.Context(
                 codingPath: node.path,
-                debugDescription: "expected \(type) but found \(self.value.kindDescription)"
+                debugDescription: "expected \(expected ?? "\(type)") but found \(self.value.kindDescription)"
             )
         )
     }

@@ -156,11 +156,7 @@ open class CoatyObject: Codable, @unchecked Sendable {
             $0.rawValue.isEmpty
         }
         self.locationID = try Self.decodeNonEmpty(ObjectID.self, .locationID, in: container) { $0.rawValue.isEmpty }
-        if container.contains(.isDeactivated) {
-            self.isDeactivated = try container.decode(Bool.self, forKey: .isDeactivated)
-        } else {
-            self.isDeactivated = nil
-        }
+        self.isDeactivated = try container.decodeStrictIfPresent(Bool.self, forKey: .isDeactivated)
 
         self.customProperties = try Self.decodeCustomProperties(from: decoder)
     }
@@ -211,8 +207,7 @@ open class CoatyObject: Codable, @unchecked Sendable {
         in container: KeyedDecodingContainer<CodingKeys>,
         isEmpty: (Value) -> Bool
     ) throws -> Value? {
-        guard container.contains(key) else { return nil }
-        let value = try container.decode(Value.self, forKey: key)
+        guard let value = try container.decodeStrictIfPresent(Value.self, forKey: key) else { return nil }
         if isEmpty(value) {
             throw DecodingError.dataCorruptedError(
                 forKey: key,

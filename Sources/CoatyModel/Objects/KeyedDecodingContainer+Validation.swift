@@ -5,6 +5,7 @@ extension KeyedDecodingContainer {
     /// Decodes a value if its key is present; a present `null` is an error (coaty-js rejects it).
     func decodeStrictIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard self.contains(key) else { return nil }
+        if try self.decodeNil(forKey: key) { throw self.invalid(key, "must be omitted when absent, not null") }
         return try self.decode(type, forKey: key)
     }
 
@@ -17,7 +18,7 @@ extension KeyedDecodingContainer {
 
     /// Decodes an optional string that must be non-empty when present.
     func decodeNonEmptyStringIfPresent(forKey key: Key) throws -> String? {
-        guard self.contains(key) else { return nil }
+        guard try self.decodeStrictIfPresent(String.self, forKey: key) != nil else { return nil }
         return try self.decodeNonEmptyString(forKey: key)
     }
 

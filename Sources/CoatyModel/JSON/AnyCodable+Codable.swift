@@ -80,7 +80,7 @@ extension AnyCodable {
     ///
     /// - Parameters:
     ///   - type: The type to decode.
-    ///   - userInfo: Decoder user info, for example ``ObjectDecodingOptions/userInfo`` to decode objects.
+    ///   - userInfo: Decoder user info, for example ``ObjectDecodingOptions/userInfo(family:)`` to decode objects.
     /// - Throws: `DecodingError` with the coding path of the offending value.
     public func decode<T: Decodable>(
         _ type: T.Type,

@@ -53,17 +53,24 @@ let coatyDecoder = CoatyJSONDecoder(family: family)
 let untrackedDecoder = CoatyJSONDecoder(family: family, options: ObjectDecodingOptions(identityTracking: .disabled))
 let encoder = CoatyJSONEncoder()
 
-/// Runs `body` `iterations` times per round and returns the best round's time per iteration, in ns.
-func measure(_ iterations: Int = 4_000, rounds: Int = 7, _ body: () throws -> Void) rethrows -> Double {
+/// Times several variants in interleaved rounds (so that load changes on a shared machine hit all of
+/// them alike) and returns each variant's best time per iteration, in nanoseconds.
+func measure(
+    iterations: Int = 2_000,
+    rounds: Int = 15,
+    _ variants: [(String, () throws -> Void)]
+) throws -> [String: Double] {
     let clock = ContinuousClock()
-    var best = Double.infinity
+    var best: [String: Double] = [:]
     for _ in 0..<rounds {
-        let elapsed = try clock.measure {
-            for _ in 0..<iterations { try body() }
+        for (name, body) in variants {
+            let elapsed = try clock.measure {
+                for _ in 0..<iterations { try body() }
+            }
+            let (seconds, attoseconds) = elapsed.components
+            let nanoseconds = (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(iterations)
+            best[name] = min(best[name] ?? .infinity, nanoseconds)
         }
-        let (seconds, attoseconds) = elapsed.components
-        let nanoseconds = (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(iterations)
-        best = min(best, nanoseconds)
     }
     return best
 }
@@ -75,10 +82,12 @@ func errorsCreated(_ body: () throws -> Void) rethrows -> Int {
     return DecodingDiagnostics.createdErrorCount - before
 }
 
+let polymorphicJSONDecoder = JSONDecoder()
+
+/// Decodes with a reused `JSONDecoder`, installing fresh per-decode options (identity scope) each time.
 func jsonDecoderPolymorphic() throws -> PolymorphicAdvertise {
-    let decoder = JSONDecoder()
-    decoder.userInfo = ObjectDecodingOptions().userInfo(family: family)
-    return try decoder.decode(PolymorphicAdvertise.self, from: payload)
+    polymorphicJSONDecoder.userInfo = ObjectDecodingOptions().userInfo(family: family)
+    return try polymorphicJSONDecoder.decode(PolymorphicAdvertise.self, from: payload)
 }
 
 // Sanity: every path decodes the same object.
@@ -88,17 +97,39 @@ precondition(polymorphic.object is Sensor && polymorphic.object.objectID == conc
 let viaJSONDecoder = try jsonDecoderPolymorphic()
 precondition(viaJSONDecoder.object is Sensor)
 
-print("ModelBenchmark: Advertise event of \(payload.count) bytes, best of 7 rounds × 4000 iterations")
-
-let baselineDecode = try measure { _ = try plainDecoder.decode(ConcreteAdvertise.self, from: payload) }
-let polymorphicDecode = try measure { _ = try coatyDecoder.decode(PolymorphicAdvertise.self, from: payload) }
-let polymorphicUntracked = try measure { _ = try untrackedDecoder.decode(PolymorphicAdvertise.self, from: payload) }
-let polymorphicJSONDecoder = try measure { _ = try jsonDecoderPolymorphic() }
-let concreteCoaty = try measure { _ = try coatyDecoder.decode(ConcreteAdvertise.self, from: payload) }
+print("ModelBenchmark: Advertise event of \(payload.count) bytes, best of 15 interleaved rounds × 2000 iterations")
 
 let concreteEvent = ConcreteAdvertise(object: concrete.object, privateData: concrete.privateData)
-let baselineEncode = try measure { _ = try encoder.encode(concreteEvent) }
-let polymorphicEncode = try measure { _ = try encoder.encode(polymorphic) }
+
+// A Retrieve-like array of 64 objects (tasks and identities, some ids repeated) for identity tracking.
+let objectsPayload = Data(
+    ("["
+        + (0..<64).map { index in
+            let id = "00000000-0000-4000-8000-0000000000\(String(format: "%02d", index % 48))"
+            return index.isMultiple(of: 2)
+                ? #"{"objectId":"\#(id)","objectType":"coaty.Task","coreType":"Task","name":"Task \#(index)","#
+                    + #""creatorId":"c","creationTimestamp":1700000000000,"status":1,"description":"work"}"#
+                : #"{"objectId":"\#(id)","objectType":"coaty.Identity","coreType":"Identity","name":"Agent \#(index)"}"#
+        }.joined(separator: ",") + "]").utf8
+)
+let times = try measure([
+    ("baselineDecode", { _ = try plainDecoder.decode(ConcreteAdvertise.self, from: payload) }),
+    ("polymorphicDecode", { _ = try coatyDecoder.decode(PolymorphicAdvertise.self, from: payload) }),
+    ("polymorphicUntracked", { _ = try untrackedDecoder.decode(PolymorphicAdvertise.self, from: payload) }),
+    ("polymorphicJSONDecoder", { _ = try jsonDecoderPolymorphic() }),
+    ("concreteCoaty", { _ = try coatyDecoder.decode(ConcreteAdvertise.self, from: payload) }),
+    ("arrayTracked", { _ = try coatyDecoder.decode([CoatyObject].self, from: objectsPayload) }),
+    ("arrayUntracked", { _ = try untrackedDecoder.decode([CoatyObject].self, from: objectsPayload) }),
+    ("baselineEncode", { _ = try encoder.encode(concreteEvent) }),
+    ("polymorphicEncode", { _ = try encoder.encode(polymorphic) }),
+])
+let baselineDecode = times["baselineDecode"] ?? .nan
+let polymorphicDecode = times["polymorphicDecode"] ?? .nan
+let polymorphicUntracked = times["polymorphicUntracked"] ?? .nan
+let polymorphicJSONDecoderTime = times["polymorphicJSONDecoder"] ?? .nan
+let concreteCoaty = times["concreteCoaty"] ?? .nan
+let baselineEncode = times["baselineEncode"] ?? .nan
+let polymorphicEncode = times["polymorphicEncode"] ?? .nan
 
 func row(_ label: String, _ nanoseconds: Double, _ baseline: Double, target: String = "") {
     let ratio = nanoseconds / baseline
@@ -114,14 +145,22 @@ row(
     baselineDecode,
     target: "target ≤ 1.15×"
 )
-row("JSONDecoder, polymorphic via ObjectFamily in userInfo", polymorphicJSONDecoder, baselineDecode)
+row("JSONDecoder, polymorphic via ObjectFamily in userInfo", polymorphicJSONDecoderTime, baselineDecode)
 row("CoatyJSONDecoder, concrete type", concreteCoaty, baselineDecode)
 print("\nSame-decoder ratios (dispatch overhead only)")
-row("JSONDecoder: polymorphic vs concrete", polymorphicJSONDecoder, baselineDecode)
+row("JSONDecoder: polymorphic (identity on) vs concrete", polymorphicJSONDecoderTime, baselineDecode)
 row("CoatyJSONDecoder: polymorphic (identity on) vs concrete", polymorphicDecode, concreteCoaty)
 print("\nIdentity tracking (baseline: CoatyJSONDecoder, polymorphic, tracking off)")
 row("tracking off (baseline)", polymorphicUntracked, polymorphicUntracked)
 row("tracking on (within decode)", polymorphicDecode, polymorphicUntracked, target: "target ≤ 1.10×")
+print("\nIdentity tracking, array of 64 objects (\(objectsPayload.count) bytes; baseline: tracking off)")
+row("tracking off (baseline)", times["arrayUntracked"] ?? .nan, times["arrayUntracked"] ?? .nan)
+row(
+    "tracking on (within decode)",
+    times["arrayTracked"] ?? .nan,
+    times["arrayUntracked"] ?? .nan,
+    target: "target ≤ 1.10×"
+)
 print("\nEncode (baseline: CoatyJSONEncoder, concrete type)")
 row("concrete Sensor property (baseline)", baselineEncode, baselineEncode)
 row("polymorphic CoatyObject property via encodeObject", polymorphicEncode, baselineEncode)

@@ -124,35 +124,3 @@ public final class Annotation: CoatyObject, @unchecked Sendable {
         try container.encodeIfPresent(self.variants, forKey: .variants)
     }
 }
-
-/// The kind of media of an ``Annotation``; a number on the wire.
-public enum AnnotationType: Int, Sendable, Hashable, Codable, CaseIterable {
-    /// Text.
-    case text = 0
-    /// An image.
-    case image = 1
-    /// Audio.
-    case audio = 2
-    /// Video.
-    case video = 3
-    /// A 3D object.
-    case object3D = 4
-    /// A PDF document.
-    case pdf = 5
-    /// A URL of a web document.
-    case webDocumentURL = 6
-    /// A URL of live data.
-    case liveDataURL = 7
-}
-
-/// Where an ``Annotation``'s media is stored; a number on the wire.
-public enum AnnotationStatus: Int, Sendable, Hashable, Codable, CaseIterable {
-    /// Stored on the creating device only.
-    case storedLocally = 0
-    /// Storage has been requested.
-    case storageRequest = 1
-    /// Published and downloadable.
-    case published = 2
-    /// Outdated.
-    case outdated = 3
-}

@@ -1,39 +1,3 @@
-import Synchronization
-
-/// Counts the decoding errors the model layer creates, including attempts that are thrown and caught
-/// internally (such as ``AnyCodable``'s kind probing under a foreign `Decoder`).
-///
-/// Tests and benchmarks read it to show that decoding valid input throws nothing. It is incremented only
-/// on error paths, so it costs nothing on valid input.
-public enum DecodingDiagnostics {
-    private static let createdErrors = Atomic<Int>(0)
-
-    /// The number of decoding errors created by the model layer since the process started.
-    public static var createdErrorCount: Int { Self.createdErrors.load(ordering: .relaxed) }
-
-    static func note() {
-        Self.createdErrors.add(1, ordering: .relaxed)
-    }
-}
-
-/// A coding path stored as a linked list, so that nesting costs no array copies; the array is built only
-/// when someone asks for it (usually to report an error).
-indirect enum CodingPathNode {
-    case root
-    case key(String, CodingPathNode)
-    case index(Int, CodingPathNode)
-    case prefix([any CodingKey])
-
-    var path: [any CodingKey] {
-        switch self {
-        case .root: return []
-        case .prefix(let keys): return keys
-        case .key(let key, let parent): return parent.path + [AnyCodingKey(key)]
-        case .index(let index, let parent): return parent.path + [AnyCodingKey(index: index)]
-        }
-    }
-}
-
 /// A `Decoder` over an already-parsed ``AnyCodable`` tree.
 ///
 /// Unlike a general-purpose decoder, it can hand ``AnyCodable`` values out directly, so decoding

@@ -230,3 +230,38 @@ struct ObjectIdentityTests {
         #expect(results == Array(repeating: true, count: 8))
     }
 }
+
+struct NestedObjectTests {
+    @Test func customIOSourceTypeInsideANodeFallsBackAndRoundTrips() throws {
+        let json = #"""
+            {"objectId":"n","name":"ctx","objectType":"coaty.IoNode","coreType":"IoNode","ioSources":[
+            {"objectId":"s","name":"s","objectType":"com.example.Thermometer","coreType":"IoSource",
+            "valueType":"t","calibrated":true}],"ioActors":[]}
+            """#
+        let node = try ObjectFamily().decode(IONode.self, from: bytes(json))
+        let source = try #require(node.ioSources?.first)
+        #expect(source.objectType == "com.example.Thermometer")
+        #expect(source.customProperties == ["calibrated": true])
+        #expect(node.ioActors?.isEmpty == true)
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(node)) == AnyCodable(json: json))
+    }
+
+    @Test func linkOnTheWireMustBeANonEmptyID() throws {
+        let json = #"{"objectId":"a","name":"a","objectType":"com.example.File","coreType":"CoatyObject","folder":""}"#
+        #expect {
+            try ObjectFamily([File.self]).decode(File.self, from: bytes(json))
+        } throws: { codingPath(of: $0).last == "folder" }
+    }
+
+    @Test func snapshotOfAnUnknownTypeKeepsItsFields() throws {
+        let inner =
+            #"{"objectId":"o","name":"o","objectType":"com.x.Gadget","coreType":"CoatyObject","v":[1,{"k":null}]}"#
+        let json = #"""
+            {"objectId":"s","name":"s","parentObjectId":"o","objectType":"coaty.Snapshot","coreType":"Snapshot",
+            "creationTimestamp":1700000000001,"creatorId":"c","object":\#(inner)}
+            """#
+        let snapshot = try ObjectFamily().decode(Snapshot.self, from: bytes(json))
+        #expect(snapshot.object.customProperties == ["v": [1, ["k": nil]]])
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(snapshot)) == AnyCodable(json: json))
+    }
+}

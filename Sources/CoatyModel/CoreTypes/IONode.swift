@@ -1,8 +1,8 @@
 /// An IO node (`coaty.IoNode`): the IO sources and actors an agent offers in one IO context.
 ///
 /// Its ``CoatyObject/name`` is the IO context name. The nested sources and actors are objects in their
-/// own right; they decode through the ``ObjectFamily`` (so registered subclasses of ``IOSource`` and
-/// ``IOActor`` are used) and take part in identity tracking.
+/// own right; they decode through the ``ObjectFamily`` (so a source with a custom object type and core
+/// type `IoSource` becomes an ``IOSource`` keeping its extra fields) and take part in identity tracking.
 public final class IONode: CoatyObject, @unchecked Sendable {
     /// `coaty.IoNode`.
     override public class var objectType: String { CoreType.ioNode.objectType }

@@ -9,6 +9,11 @@ enum InboundEvent: Sendable {
     case channel(ChannelEvent)
     case discover(DiscoverEvent)
     case resolve(ResolveEvent)
+    case update(UpdateEvent)
+    case complete(CompleteEvent)
+    case call(CallEvent)
+    case `return`(ReturnEvent)
+    case associate(AssociateEvent)
 }
 
 extension CommunicationManager {
@@ -46,6 +51,12 @@ extension CommunicationManager {
         case .discover(var discover)?:
             discover.responseRoute = self.responseRoute(for: topic)
             return .discover(discover)
+        case .update(var update)?:
+            update.responseRoute = self.responseRoute(for: topic)
+            return .update(update)
+        case .call(var call)?:
+            call.responseRoute = self.responseRoute(for: topic)
+            return .call(call)
         default:
             return event
         }
@@ -179,6 +190,20 @@ extension InboundEvent {
             return .discover(try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin))
         case .resolve:
             return .resolve(ResolveEvent(payload: try payload(ResolveEvent.Payload.self), origin: origin))
+        case .update:
+            _ = try requireFilter()
+            return .update(try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin))
+        case .complete:
+            return .complete(CompleteEvent(payload: try payload(AdvertiseEvent.Payload.self), origin: origin))
+        case .call:
+            let operation = try requireFilter()
+            return .call(CallEvent(operation: operation, payload: try payload(CallEvent.Payload.self), origin: origin))
+        case .return:
+            return .return(ReturnEvent(payload: try payload(ReturnEvent.Payload.self), origin: origin))
+        case .associate:
+            let context = try requireFilter()
+            return .associate(
+                try AssociateEvent(ioContextName: context, payload: payload(AssociateEvent.Payload.self), origin: origin))
         default:
             throw CommunicationError.invalid("event code \(topic.code.rawValue) is not supported yet")
         }

@@ -14,7 +14,16 @@
 /// - list the JSON keys they decode and encode themselves in ``propertyKeys``, so that those keys are
 ///   not also kept as ``customProperties``;
 /// - restate `@unchecked Sendable`, implement `init(from:)` and `encode(to:)`, and call `super` on the
-///   same decoder or encoder, so that all properties share one flat JSON object.
+///   same decoder or encoder, so that all properties share one flat JSON object;
+/// - decode and encode object-valued properties with `decodeObject(_:forKey:)`/`encodeObject(_:forKey:)`
+///   (and the array variants), so that they decode polymorphically and take part in identity tracking and
+///   object graphs; use ``ObjectLink`` for back references that could close a cycle.
+///
+/// ## Validation
+///
+/// Decoding validates as coaty-js does (COATY-PROTOCOL §3) and throws `DecodingError` whose coding path
+/// names the field and whose description gives the reason. Optional fields are omitted when absent and
+/// **rejected** when `null`, as in coaty-js.
 ///
 /// - Important: `CoatyObject` is `@unchecked Sendable` because Swift cannot check `Sendable` for
 ///   non-final classes. Immutability of every stored property is the invariant that makes this safe.
@@ -142,13 +151,25 @@ open class CoatyObject: Codable, @unchecked Sendable {
             self.isDeactivated = nil
         }
 
+        self.customProperties = try Self.decodeCustomProperties(from: decoder)
+    }
+
+    /// Collects every key that neither the base class nor ``propertyKeys`` declares.
+    private static func decodeCustomProperties(from decoder: any Decoder) throws -> [String: AnyCodable] {
         let declared = Self.propertyKeys
+        if let decoder = decoder as? JSONValueDecoder, case .object(let members) = decoder.value {
+            var custom: [String: AnyCodable] = [:]
+            for (key, value) in members where !Self.baseKeys.contains(key) && !declared.contains(key) {
+                custom[key] = value
+            }
+            return custom
+        }
         let all = try decoder.container(keyedBy: AnyCodingKey.self)
         var custom: [String: AnyCodable] = [:]
         for key in all.allKeys where !Self.baseKeys.contains(key.stringValue) && !declared.contains(key.stringValue) {
             custom[key.stringValue] = try all.decode(AnyCodable.self, forKey: key)
         }
-        self.customProperties = custom
+        return custom
     }
 
     /// Encodes the custom properties, then the base fields; absent optionals are omitted, never `null`.
@@ -197,6 +218,11 @@ package struct AnyCodingKey: CodingKey, Hashable, Sendable {
     package init(_ string: String) {
         self.stringValue = string
         self.intValue = nil
+    }
+
+    package init(index: Int) {
+        self.stringValue = "Index \(index)"
+        self.intValue = index
     }
 
     package init?(stringValue: String) {

@@ -30,7 +30,7 @@ public func withOnlineManagers<Result: Sendable>(
 ) async throws -> Result {
     let managers = (0..<count).map { index in
         var configuration = CommunicationManager.Configuration(
-            identity: CoatyObject(name: "Agent\(index)"),
+            identity: Identity(name: "Agent\(index)"),
             initialReconnectDelay: .milliseconds(10),
             maximumReconnectDelay: .milliseconds(200))
         configure(index, &configuration)

@@ -44,7 +44,7 @@ struct AdvertiseTests {
         #expect { try AdvertiseEvent(object) } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
         let manager = CommunicationManager(
             transport: InProcessTransport(bus: InProcessBus()),
-            configuration: .init(identity: CoatyObject(name: "A")))
+            configuration: .init(identity: Identity(name: "A")))
         await #expect { _ = try await manager.observeAdvertise(objectType: objectType) } throws: {
             ($0 as? CommunicationError)?.code == .invalidArgument
         }

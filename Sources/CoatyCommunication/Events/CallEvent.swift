@@ -6,6 +6,9 @@ public struct CallEvent: Sendable {
     public let operation: String
     /// The parameters: absent, a JSON array (by position) or a JSON object (by name).
     public let parameters: AnyCodable?
+    /// The context filter: callees observing with a context object only receive the Call if the
+    /// filter matches their context.
+    public let filter: ContextFilter?
     /// Where the event came from; `nil` for an event built locally.
     public internal(set) var origin: EventOrigin?
     var responseRoute: ResponseRoute?
@@ -15,15 +18,25 @@ public struct CallEvent: Sendable {
     /// - Parameters:
     ///   - operation: The operation name, for example `"com.example.lights.switchLight"`.
     ///   - parameters: `nil`, an array (by position) or an object (by name).
+    ///   - filter: A context filter for the callees.
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   operation is not a valid event filter or the parameters are neither an array nor an object.
-    public init(operation: String, parameters: AnyCodable? = nil) throws {
+    public init(operation: String, parameters: AnyCodable? = nil, filter: ContextFilter? = nil) throws {
         try EventValidation.checkFilterName(operation, "operation")
         if let parameters, parameters.arrayValue == nil, parameters.objectValue == nil {
             throw CommunicationError(.invalidArgument, "Call parameters must be a JSON array or object")
         }
         self.operation = operation
         self.parameters = parameters
+        self.filter = filter
+    }
+
+    /// Whether an observer with `context` receives this Call (protocol §5): a Call with a filter
+    /// needs a match; a Call without a filter is not delivered to observers with a context.
+    public func matches(context: CoatyObject?) -> Bool {
+        guard let context else { return true }
+        guard let filter = self.filter else { return false }
+        return filter.matches(context)
     }
 
     /// The parameter at `index` of positional parameters.
@@ -58,11 +71,13 @@ public struct CallEvent: Sendable {
 
     struct Payload: WirePayload {
         var parameters: AnyCodable?
+        var filter: ContextFilter?
 
         enum CodingKeys: String, CodingKey { case parameters, filter }
 
-        init(parameters: AnyCodable?) {
+        init(parameters: AnyCodable?, filter: ContextFilter?) {
             self.parameters = parameters
+            self.filter = filter
         }
 
         init(from decoder: any Decoder) throws {
@@ -75,19 +90,22 @@ public struct CallEvent: Sendable {
                 }
                 self.parameters = parameters
             }
+            self.filter = container.contains(.filter) ? try container.decode(ContextFilter.self, forKey: .filter) : nil
         }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeIfPresent(self.parameters, forKey: .parameters)
+            try container.encodeIfPresent(self.filter, forKey: .filter)
         }
     }
 
-    var payload: Payload { Payload(parameters: self.parameters) }
+    var payload: Payload { Payload(parameters: self.parameters, filter: self.filter) }
 
     init(operation: String, payload: Payload, origin: EventOrigin) {
         self.operation = operation
         self.parameters = payload.parameters
+        self.filter = payload.filter
         self.origin = origin
     }
 }

@@ -20,10 +20,8 @@ enum EventCoding {
         from bytes: [UInt8],
         family: ObjectFamily
     ) throws(CommunicationError) -> Payload {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.objectFamily] = family
         do {
-            return try decoder.decode(Payload.self, from: Data(bytes))
+            return try CoatyJSONDecoder(family: family).decode(Payload.self, from: bytes)
         } catch let error as CommunicationError {
             throw error
         } catch {
@@ -62,24 +60,15 @@ struct DynamicKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
-extension Decoder {
-    /// The object family handed to the decoder, or the core types only.
-    var objectFamily: ObjectFamily {
-        (self.userInfo[.objectFamily] as? ObjectFamily) ?? ObjectFamily()
-    }
-}
-
 extension KeyedDecodingContainer {
     /// Decodes one Coaty object through the decoder's object family.
     func decodeObject(forKey key: Key) throws -> CoatyObject {
-        let decoder = try self.superDecoder(forKey: key)
-        return try decoder.objectFamily.decodeObject(from: decoder)
+        try self.decodeObject(CoatyObject.self, forKey: key)
     }
 
     /// Decodes an array of Coaty objects through the decoder's object family.
     func decodeObjects(forKey key: Key) throws -> [CoatyObject] {
-        let decoder = try self.superDecoder(forKey: key)
-        return try decoder.objectFamily.decodeObjects(from: decoder)
+        try self.decodeObjects([CoatyObject].self, forKey: key)
     }
 
     /// Decodes private data, which must be a JSON object when present (never `null`).

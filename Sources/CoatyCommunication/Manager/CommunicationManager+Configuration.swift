@@ -5,7 +5,10 @@ extension CommunicationManager {
     /// Settings that control a ``CommunicationManager``.
     public struct Configuration: Sendable {
         /// The agent's identity: advertised on every (re)connect, deadvertised on stop and by the last will.
-        public var identity: CoatyObject
+        public var identity: Identity
+        /// The IO nodes of this agent: advertised after the identity on every (re)connect
+        /// (`ADV:IoNode`), deadvertised with it, and resolved for Discovers of the `IoNode` core type.
+        public var ioNodes: [IONode]
         /// The namespace that isolates this agent's events from other Coaty applications. Default `"-"`.
         public var namespace: String
         /// Whether observations receive events of every namespace (subscriptions use `+`).
@@ -28,7 +31,8 @@ extension CommunicationManager {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - identity: The agent's identity object.
+        ///   - identity: The agent's identity object. Defaults to a new identity named `"Coaty Agent"`.
+        ///   - ioNodes: The agent's IO nodes. Defaults to none.
         ///   - namespace: The communication namespace. Defaults to `"-"`, Coaty's default namespace.
         ///   - isCrossNamespacingEnabled: Whether to observe events of all namespaces. Defaults to `false`.
         ///   - objectFamily: The decodable object classes. Defaults to the core types only.
@@ -38,7 +42,8 @@ extension CommunicationManager {
         ///   - maximumReconnectDelay: Longest reconnect delay. Defaults to 30 seconds.
         ///   - logger: The logger. Defaults to a disabled logger.
         public init(
-            identity: CoatyObject,
+            identity: Identity = Identity(name: "Coaty Agent"),
+            ioNodes: [IONode] = [],
             namespace: String = CoatyTopic.defaultNamespace,
             isCrossNamespacingEnabled: Bool = false,
             objectFamily: ObjectFamily = ObjectFamily(),
@@ -49,6 +54,7 @@ extension CommunicationManager {
             logger: Logger = .disabled
         ) {
             self.identity = identity
+            self.ioNodes = ioNodes
             self.namespace = namespace
             self.isCrossNamespacingEnabled = isCrossNamespacingEnabled
             self.objectFamily = objectFamily

@@ -9,6 +9,8 @@ enum InboundEvent: Sendable {
     case channel(ChannelEvent)
     case discover(DiscoverEvent)
     case resolve(ResolveEvent)
+    case query(QueryEvent)
+    case retrieve(RetrieveEvent)
     case update(UpdateEvent)
     case complete(CompleteEvent)
     case call(CallEvent)
@@ -51,6 +53,9 @@ extension CommunicationManager {
         case .discover(var discover)?:
             discover.responseRoute = self.responseRoute(for: topic)
             return .discover(discover)
+        case .query(var query)?:
+            query.responseRoute = self.responseRoute(for: topic)
+            return .query(query)
         case .update(var update)?:
             update.responseRoute = self.responseRoute(for: topic)
             return .update(update)
@@ -73,14 +78,16 @@ extension CommunicationManager {
         }
     }
 
-    /// Resolves Discovers for the agent's identity (protocol §6.4).
+    /// Resolves Discovers for the agent's identity and IO nodes (protocol §6.4).
     private func autoResolve(_ discover: DiscoverEvent) {
         let identity = self.identity
         let matchesIdentity =
-            (discover.isDiscoveringTypes && discover.isCoreTypeCompatible(identity.coreType))
+            (discover.isDiscoveringTypes && discover.isCoreTypeCompatible(.identity))
             || (discover.isDiscoveringObjectID && discover.objectID == identity.objectID)
-        guard matchesIdentity else { return }
-        try? discover.resolve(ResolveEvent(object: identity))
+        if matchesIdentity { try? discover.resolve(ResolveEvent(object: identity)) }
+        if discover.isDiscoveringTypes && discover.isCoreTypeCompatible(.ioNode) {
+            for node in self.configuration.ioNodes { try? discover.resolve(ResolveEvent(object: node)) }
+        }
     }
 
     /// Queues messages for ``run()`` to publish, reporting any dropped from a full outbox.
@@ -190,6 +197,10 @@ extension InboundEvent {
             return .discover(try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin))
         case .resolve:
             return .resolve(ResolveEvent(payload: try payload(ResolveEvent.Payload.self), origin: origin))
+        case .query:
+            return .query(try QueryEvent(payload: payload(QueryEvent.Payload.self), origin: origin))
+        case .retrieve:
+            return .retrieve(RetrieveEvent(payload: try payload(RetrieveEvent.Payload.self), origin: origin))
         case .update:
             _ = try requireFilter()
             return .update(try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin))
@@ -204,8 +215,8 @@ extension InboundEvent {
             let context = try requireFilter()
             return .associate(
                 try AssociateEvent(ioContextName: context, payload: payload(AssociateEvent.Payload.self), origin: origin))
-        default:
-            throw CommunicationError.invalid("event code \(topic.code.rawValue) is not supported yet")
+        case .ioValue:
+            throw CommunicationError.invalid("IO values are not decoded as Coaty events")
         }
     }
 

@@ -42,6 +42,42 @@ extension CommunicationManager {
 }
 
 extension CommunicationManager {
+    // MARK: Query - Retrieve
+
+    /// Observes Query requests; answer each with ``QueryEvent/retrieve(_:)``, for example with the
+    /// objects that `query.objectFilter.apply(to:)` selects. Returns once the subscription is in place.
+    public func observeQuery() async -> EventStream<QueryEvent> {
+        await self.observe(filter: self.filter(.query)) { delivery in
+            guard case .query(let event)? = delivery.event else { return nil }
+            return event
+        }
+    }
+
+    /// Publishes a Query and returns the stream of its Retrieves.
+    ///
+    /// Subscribes `RTV/+/<correlationID>` first, then publishes. Retrieves containing an object that is
+    /// not of a queried type are dropped and reported as diagnostics.
+    ///
+    /// - Parameters:
+    ///   - event: The Query.
+    ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    public func query(_ event: QueryEvent, correlationID: ObjectID = .random()) async throws
+        -> EventStream<RetrieveEvent>
+    {
+        let payload = try EventCoding.encode(event.payload)
+        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID)) {
+            [weak self] delivery -> RetrieveEvent? in
+            guard case .retrieve(let retrieve)? = delivery.event else { return nil }
+            if let reason = event.rejectionReason(for: retrieve) {
+                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+                return nil
+            }
+            return retrieve
+        }
+        self.enqueue([TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)])
+        return stream
+    }
+
     // MARK: Update - Complete
 
     /// Observes Update requests for objects of a core type (subscribes `UPD:<CoreType>`); answer each
@@ -113,10 +149,15 @@ extension CommunicationManager {
     ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   operation is not a valid event filter.
-    public func observeCall(_ operation: String) async throws -> EventStream<CallEvent> {
+    ///
+    /// - Parameters:
+    ///   - operation: The operation name.
+    ///   - context: The callee's context object. When given, only Calls whose context filter matches
+    ///     it are delivered; Calls without a filter are not (protocol §5). Unmatched Calls get no Return.
+    public func observeCall(_ operation: String, context: CoatyObject? = nil) async throws -> EventStream<CallEvent> {
         try EventValidation.checkFilterName(operation, "operation")
         return await self.observe(filter: self.filter(.call, filter: operation)) { delivery in
-            guard case .call(let event)? = delivery.event else { return nil }
+            guard case .call(let event)? = delivery.event, event.matches(context: context) else { return nil }
             return event
         }
     }

@@ -195,15 +195,19 @@ extension CommunicationManager {
 
     // MARK: Join and unjoin
 
-    /// The join events: Advertise of the identity with the core-type filter only.
+    /// The join events: Advertise of the identity, then of each IO node, with the core-type filter only.
     func joinMessages() -> [TransportMessage] {
         var messages: [TransportMessage] = []
-        let topic = CoatyTopic(
-            namespace: self.namespace, code: .advertise, filter: self.identity.coreType.rawValue,
-            sourceID: self.identity.objectID)
-        let payload = AdvertiseEvent.Payload(object: self.identity, privateData: nil)
-        if let bytes = try? EventCoding.encode(payload) {
-            messages.append(TransportMessage(topic: topic.formatted, payload: bytes))
+        for object in [self.identity as CoatyObject] + self.configuration.ioNodes {
+            let topic = CoatyTopic(
+                namespace: self.namespace, code: .advertise, filter: object.coreType.rawValue,
+                sourceID: self.identity.objectID)
+            let payload = AdvertiseEvent.Payload(object: object, privateData: nil)
+            do {
+                messages.append(TransportMessage(topic: topic.formatted, payload: try EventCoding.encode(payload)))
+            } catch {
+                self.configuration.logger.error("cannot encode join event: \(error)", metadata: ["topic": topic.formatted])
+            }
         }
         return messages
     }
@@ -211,7 +215,8 @@ extension CommunicationManager {
     /// The unjoin event and last will: Deadvertise of the identity.
     func unjoinMessage() -> TransportMessage {
         let topic = CoatyTopic(namespace: self.namespace, code: .deadvertise, sourceID: self.identity.objectID)
-        let payload = DeadvertiseEvent.Payload(objectIds: [self.identity.objectID])
+        let payload = DeadvertiseEvent.Payload(
+            objectIds: [self.identity.objectID] + self.configuration.ioNodes.map(\.objectID))
         let bytes = (try? EventCoding.encode(payload)) ?? []
         return TransportMessage(topic: topic.formatted, payload: bytes)
     }

@@ -34,7 +34,7 @@ public final class CommunicationManager: Sendable {
     let stopSignal = Mutex<OneShotSignal?>(nil)
 
     /// The agent identity this manager advertises.
-    public var identity: CoatyObject { self.configuration.identity }
+    public var identity: Identity { self.configuration.identity }
 
     /// The namespace events are published in.
     public var namespace: String { self.configuration.namespace }

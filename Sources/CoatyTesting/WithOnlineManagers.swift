@@ -22,6 +22,7 @@ import CoatyModel
 ///   - body: Works with the online managers and the bus.
 /// - Returns: What `body` returns.
 /// - Throws: What `body` or a manager's `run()` throws.
+@discardableResult
 public func withOnlineManagers<Result: Sendable>(
     count: Int,
     bus: InProcessBus = InProcessBus(),

@@ -1,0 +1,123 @@
+/// A streaming MQTT 3.1.1 decoder: feed it bytes as they arrive, take out complete packets.
+///
+/// Call ``append(_:)`` with each chunk read from the connection, then ``next()`` until it returns
+/// `nil`. Packets may be split across chunks at any byte, and one chunk may hold several packets.
+///
+/// Memory stays bounded: the fixed header is validated (type, flags, fixed sizes) and the packet
+/// size is checked against ``maximumPacketSize`` as soon as the header is complete, before any of the
+/// body is buffered beyond the chunk that carried it. Consumed bytes are discarded by advancing a read
+/// index and compacting the buffer only when at least half of it is consumed, so decoding is linear.
+///
+/// After an error the decoder is failed: ``next()`` throws the same error again and further input is
+/// discarded, because an MQTT byte stream cannot be resynchronised. Close the connection.
+package struct MQTTPacketDecoder: Sendable {
+    /// The largest accepted packet, in bytes, including the fixed header.
+    package let maximumPacketSize: Int
+
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var header: Header?
+    private var failure: MQTTDecodingError?
+
+    /// The fixed header of the packet at `readIndex`, once it is complete and validated.
+    private struct Header {
+        var firstByte: UInt8
+        var headerLength: Int
+        var bodyLength: Int
+    }
+
+    /// The largest possible MQTT 3.1.1 packet: 1 type byte, 4 length bytes, 268,435,455 body bytes.
+    package static let largestPossiblePacketSize = 1 + 4 + MQTTRemainingLength.maximum
+
+    /// Creates a decoder.
+    ///
+    /// - Parameter maximumPacketSize: the largest packet accepted, fixed header included; larger
+    ///   packets fail with ``MQTTDecodingError/packetTooLarge(_:)``. At least 2.
+    package init(maximumPacketSize: Int = MQTTPacketDecoder.largestPossiblePacketSize) {
+        self.maximumPacketSize = max(2, maximumPacketSize)
+    }
+
+    /// The number of received bytes not yet returned as packets.
+    package var bufferedByteCount: Int { self.buffer.count - self.readIndex }
+
+    /// Whether the decoder has failed; ``next()`` then throws this error.
+    package var error: MQTTDecodingError? { self.failure }
+
+    /// Adds bytes received from the connection.
+    ///
+    /// If this completes the fixed header of the next packet, the header is validated at once; an
+    /// invalid or oversized header fails the decoder (reported by ``next()``) and the input is dropped.
+    package mutating func append(_ bytes: some Collection<UInt8>) {
+        guard self.failure == nil else { return }
+        self.compactIfNeeded()
+        self.buffer.append(contentsOf: bytes)
+        if self.header == nil {
+            do throws(MQTTDecodingError) {
+                _ = try self.readHeader()
+            } catch {
+                self.fail(error)
+            }
+        }
+    }
+
+    /// Returns the next complete packet, or `nil` if more bytes are needed.
+    ///
+    /// - Throws: ``MQTTDecodingError`` if the stream holds an invalid packet. The error is sticky.
+    package mutating func next() throws(MQTTDecodingError) -> MQTTPacket? {
+        if let failure = self.failure { throw failure }
+        do throws(MQTTDecodingError) {
+            guard let header = try self.readHeader() else { return nil }
+            let bodyStart = self.readIndex + header.headerLength
+            let bodyEnd = bodyStart + header.bodyLength
+            guard bodyEnd <= self.buffer.count else { return nil }
+            self.header = nil
+            self.readIndex = bodyEnd
+            let packet = try MQTTPacket(firstByte: header.firstByte, body: self.buffer[bodyStart..<bodyEnd])
+            if self.readIndex == self.buffer.count { self.compactIfNeeded() }
+            return packet
+        } catch {
+            self.fail(error)
+            throw error
+        }
+    }
+
+    /// Parses and validates the fixed header at `readIndex` if it is complete and not yet parsed.
+    private mutating func readHeader() throws(MQTTDecodingError) -> Header? {
+        if let header = self.header { return header }
+        guard self.readIndex < self.buffer.count else { return nil }
+        let firstByte = self.buffer[self.readIndex]
+        let type = try MQTTPacketType(validatingFirstByte: firstByte)
+        guard let (length, lengthBytes) = try MQTTRemainingLength.decode(self.buffer[(self.readIndex + 1)...])
+        else { return nil }
+        try type.validateRemainingLength(length)
+        let size = 1 + lengthBytes + length
+        guard size <= self.maximumPacketSize else { throw .packetTooLarge(size) }
+        let header = Header(firstByte: firstByte, headerLength: 1 + lengthBytes, bodyLength: length)
+        self.header = header
+        return header
+    }
+
+    private mutating func fail(_ error: MQTTDecodingError) {
+        self.failure = error
+        self.header = nil
+        self.buffer = []
+        self.readIndex = 0
+    }
+
+    /// Drops consumed bytes when that moves no more bytes than were consumed (amortised O(1) per byte).
+    private mutating func compactIfNeeded() {
+        guard self.readIndex > 0 else { return }
+        if self.readIndex == self.buffer.count {
+            // Release a large buffer (left by a big packet) rather than keep it for good.
+            if self.buffer.capacity > 1 << 20 {
+                self.buffer = []
+            } else {
+                self.buffer.removeAll(keepingCapacity: true)
+            }
+            self.readIndex = 0
+        } else if self.readIndex >= 4096, self.readIndex * 2 >= self.buffer.count {
+            self.buffer.removeSubrange(0..<self.readIndex)
+            self.readIndex = 0
+        }
+    }
+}

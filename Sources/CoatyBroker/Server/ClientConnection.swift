@@ -92,6 +92,7 @@ struct ClientConnection: Sendable {
             core.dispatch(outputs, logger: logger)
         }
         if let clientID = state.clientID {
+            self.broker.emit(.clientDisconnected(clientID: clientID, reason: reason.description))
             switch reason {
             case .disconnected, .cancelled:
                 logger.info("client disconnected", metadata: ["client": clientID, "reason": "\(reason)"])
@@ -216,7 +217,7 @@ struct ClientConnection: Sendable {
                 "subscribe",
                 metadata: ["client": state.clientID ?? "", "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ",")]
             )
-            return self.broker.core.withLock { core in
+            let reason: CloseReason? = self.broker.core.withLock { core in
                 var outputs: [BrokerSessions.Output] = []
                 let granted = core.sessions.subscribe(session, to: filters, into: &outputs)
                 let suback = MQTTSubAckPacket(
@@ -227,15 +228,23 @@ struct ClientConnection: Sendable {
                 core.dispatch(outputs, logger: logger)
                 return reason
             }
+            if reason == nil {
+                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: filters.map(\.filter.rawValue)))
+            }
+            return reason
         case .unsubscribe(let unsubscribe):
             logger.debug(
                 "unsubscribe",
                 metadata: ["client": state.clientID ?? "", "filters": unsubscribe.filters.joined(separator: ",")]
             )
-            return self.broker.core.withLock { core in
+            let reason = self.broker.core.withLock { core in
                 core.sessions.unsubscribe(session, from: unsubscribe.filters)
                 return Self.reply(.unsuback(unsubscribe.packetID), on: outbox)
             }
+            if reason == nil {
+                self.broker.emit(.unsubscribed(clientID: state.clientID ?? "", filters: unsubscribe.filters))
+            }
+            return reason
         case .pingreq:
             return Self.reply(.pingresp, on: outbox)
         case .disconnect:
@@ -311,6 +320,9 @@ struct ClientConnection: Sendable {
         }
         state.session = sessionID
         state.clientID = clientID
+        self.broker.emit(
+            .clientConnected(clientID: clientID, remoteAddress: self.socket.remoteDescription, cleanSession: connect.cleanSession)
+        )
         watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
         logger.info(
             "client connected",

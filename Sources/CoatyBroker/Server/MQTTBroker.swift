@@ -31,6 +31,13 @@ public final class MQTTBroker: Sendable {
     let logger: Logger
     private let nextConnectionID = Atomic<UInt64>(1)
     private let nextAssignedClientID = Atomic<UInt64>(1)
+    private let observers = Mutex(EventObservers())
+
+    private struct EventObservers: Sendable {
+        var isStopped = false
+        var nextID = 0
+        var continuations: [Int: AsyncStream<BrokerEvent>.Continuation] = [:]
+    }
 
     /// The shared state: sessions plus the write queue of every attached connection.
     struct Core: ~Copyable {
@@ -100,6 +107,12 @@ public final class MQTTBroker: Sendable {
         self.logger.info("broker listening", metadata: ["port": "\(self.port)"])
         defer {
             self.listener.close()
+            let continuations = self.observers.withLock { observers in
+                observers.isStopped = true
+                defer { observers.continuations = [:] }
+                return Array(observers.continuations.values)
+            }
+            for continuation in continuations { continuation.finish() }
             self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
         }
         try await withThrowingDiscardingTaskGroup { group in
@@ -198,6 +211,40 @@ public final class MQTTBroker: Sendable {
             let socket = session.connection.flatMap { core.outboxes[$0]?.depth } ?? 0
             return (socket, session.pending.count, session.inFlight.count)
         }
+    }
+
+    /// Returns a stream of the connects, disconnects and subscription changes from now on.
+    ///
+    /// Each call returns an independent stream. It buffers the newest 1,000 events and finishes when
+    /// ``run()`` returns (immediately if the broker already stopped). Ending the iteration or cancelling
+    /// the iterating task removes the observer.
+    public func events() -> BrokerEvents {
+        let (stream, continuation) = AsyncStream.makeStream(of: BrokerEvent.self, bufferingPolicy: .bufferingNewest(1000))
+        let id: Int? = self.observers.withLock { observers in
+            guard !observers.isStopped else { return nil }
+            let id = observers.nextID
+            observers.nextID += 1
+            observers.continuations[id] = continuation
+            return id
+        }
+        if let id {
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.observers.withLock { $0.continuations.removeValue(forKey: id) }
+            }
+        } else {
+            continuation.finish()
+        }
+        return BrokerEvents(base: stream)
+    }
+
+    /// Hands an event to every observer.
+    func emit(_ event: @autoclosure () -> BrokerEvent) {
+        let continuations = self.observers.withLock { observers -> [AsyncStream<BrokerEvent>.Continuation] in
+            observers.continuations.isEmpty ? [] : Array(observers.continuations.values)
+        }
+        guard !continuations.isEmpty else { return }
+        let event = event()
+        for continuation in continuations { continuation.yield(event) }
     }
 
     /// A fresh client identifier for a CONNECT with an empty one [MQTT-3.1.3-6].

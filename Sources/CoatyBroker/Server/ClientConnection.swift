@@ -388,6 +388,8 @@ final class ActivityWatch: Sendable {
         var lastActivity: ContinuousClock.Instant
         var limit: Duration?
         var hasFired = false
+        /// Whether ``setLimit(_:)`` was called (CONNECT arrived); the limit does not change afterwards.
+        var isFinal = false
     }
 
     private let state: Mutex<State>
@@ -406,6 +408,7 @@ final class ActivityWatch: Sendable {
         self.state.withLock {
             $0.limit = limit
             $0.lastActivity = .now
+            $0.isFinal = true
         }
     }
 
@@ -417,12 +420,14 @@ final class ActivityWatch: Sendable {
         while !Task.isCancelled {
             let deadline: ContinuousClock.Instant? = self.state.withLock { state in
                 guard let limit = state.limit else { return nil }
+                let now = ContinuousClock.now
                 let deadline = state.lastActivity + limit
-                if deadline <= .now {
+                if deadline <= now {
                     state.hasFired = true
                     return nil
                 }
-                return deadline
+                // Until CONNECT the limit may still shrink to the keep-alive: re-check every 250 ms.
+                return state.isFinal ? deadline : min(deadline, now + .milliseconds(250))
             }
             guard let deadline else {
                 // Either the limit passed (close, which wakes the reader) or keep-alive is off.

@@ -37,6 +37,7 @@ func withTimeout<T: Sendable>(
 struct RawMQTTClient: Sendable {
     let connection: TCPConnection
     private var buffer: [UInt8] = []
+    private var decoder = MQTTPacketDecoder()
 
     init(connection: TCPConnection) {
         self.connection = connection
@@ -90,22 +91,31 @@ struct RawMQTTClient: Sendable {
         if received != expected { throw RawClientError.mismatch(expected: expected, received: received) }
     }
 
-    /// Reads one whole MQTT packet.
+    /// Reads one whole MQTT packet (use either this or the byte-level reads on one connection).
     mutating func receivePacket(timeout: Duration = .seconds(2)) async throws -> MQTTPacket {
-        var decoder = MQTTPacketDecoder()
         let connection = self.connection
         while true {
-            decoder.append(self.buffer)
-            self.buffer = []
-            if let packet = try decoder.next() {
-                // Keep what the decoder did not consume: re-decode is avoided by reading per packet.
-                return packet
+            if !self.buffer.isEmpty {
+                self.decoder.append(self.buffer)
+                self.buffer = []
             }
-            guard let bytes = try await withTimeout(timeout, { try await connection.read(maxBytes: 1) }) else {
+            if let packet = try self.decoder.next() { return packet }
+            guard let bytes = try await withTimeout(timeout, { try await connection.read() }) else {
                 throw RawClientError.timedOut("packet")
             }
             if bytes.isEmpty { throw RawClientError.closed("while reading a packet") }
             self.buffer = bytes
+        }
+    }
+
+    /// Reads packets until one satisfies `predicate`, returning it and the count of skipped packets.
+    mutating func receivePacket(
+        timeout: Duration = .seconds(2),
+        where predicate: (MQTTPacket) -> Bool
+    ) async throws -> MQTTPacket {
+        while true {
+            let packet = try await self.receivePacket(timeout: timeout)
+            if predicate(packet) { return packet }
         }
     }
 

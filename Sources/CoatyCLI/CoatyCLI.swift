@@ -13,30 +13,23 @@ enum CoatyCLI {
         do {
             command = try Command(parsing: arguments)
         } catch {
-            writeError("\(error)\n\n\(Help.text(for: error.subcommand))\n")
+            Console.error("\(error)\n\n\(Help.text(for: error.subcommand))\n")
             exit(64)  // EX_USAGE
         }
         switch command {
         case .help(let subcommand):
-            print(Help.text(for: subcommand))
+            Console.line(Help.text(for: subcommand))
         case .version:
-            print(Help.version)
+            Console.line(Help.version)
         default:
             do {
                 try await CommandRunner.run(command)
             } catch is CancellationError {
                 exit(0)
             } catch {
-                writeError("error: \(error)\n")
+                Console.error("error: \(error)\n")
                 exit(1)
             }
-        }
-    }
-
-    static func writeError(_ text: String) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            _ = write(2, buffer.baseAddress, buffer.count)
         }
     }
 }

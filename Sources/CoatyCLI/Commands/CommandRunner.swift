@@ -4,7 +4,9 @@ enum CommandRunner {
         switch command {
         case .help, .version:
             return
-        case .broker, .monitor, .discover, .call:
+        case .broker(let options):
+            try await BrokerCommand.run(options)
+        case .monitor, .discover, .call:
             throw CLIError("'\(command)' is not available yet")
         }
     }

@@ -6,7 +6,12 @@ enum CommandRunner {
             return
         case .broker(let options):
             try await BrokerCommand.run(options)
-        case .monitor, .discover, .call:
+        case .monitor(let options):
+            let transport = try TransportFactory.make(options.connection)
+            try await Signals.runUntilInterrupted {
+                try await MonitorCommand.run(options, transport: transport) { Console.line($0) }
+            }
+        case .discover, .call:
             throw CLIError("'\(command)' is not available yet")
         }
     }

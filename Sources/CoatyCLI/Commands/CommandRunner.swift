@@ -11,8 +11,13 @@ enum CommandRunner {
             try await Signals.runUntilInterrupted {
                 try await MonitorCommand.run(options, transport: transport) { Console.line($0) }
             }
-        case .discover, .call:
-            throw CLIError("'\(command)' is not available yet")
+        case .discover(let options):
+            let transport = try TransportFactory.make(options.connection)
+            _ = try await DiscoverCommand.run(options, transport: transport) { Console.line($0) }
+        case .call(let options):
+            let transport = try TransportFactory.make(options.connection)
+            let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
+            if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
         }
     }
 }

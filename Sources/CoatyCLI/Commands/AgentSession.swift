@@ -20,11 +20,32 @@ enum AgentSession {
                 try await manager.run()
                 return nil
             }
-            _ = await states.first { $0 == .online }
+            let online = try await Self.first(states, within: 5) { $0 == .online }
+            guard online else {
+                group.cancelAll()
+                throw CLIError("cannot reach the broker at \(connection.broker)")
+            }
             let result = try await body(manager)
             manager.finish()
             while let _ = try await group.next() {}
             return result
+        }
+    }
+
+    /// Whether an element satisfying `predicate` arrives within `seconds`.
+    static func first<Element: Sendable>(
+        _ stream: EventStream<Element>,
+        within seconds: Double,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { await stream.first(where: predicate) != nil }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
         }
     }
 

@@ -56,6 +56,25 @@ struct MQTTPacketCodingTests {
         #expect(length.byteCount == MQTTRemainingLength.byteCount(for: length.value))
     }
 
+    @Test func roundTripsCoverEveryPacketType() {
+        #expect(Set(Self.roundTripPackets.map(\.type)) == Set(MQTTPacketType.allCases))
+    }
+
+    @Test(arguments: 0...255)
+    func firstByteValidationFollowsTable2_2(byte: Int) {
+        let firstByte = UInt8(byte)
+        let type = firstByte >> 4
+        let flags = firstByte & 0x0F
+        let valid: Bool =
+            switch type {
+            case 0, 15: false
+            case 3: (flags >> 1) & 0b11 != 3 && !((flags >> 1) & 0b11 == 0 && flags & 0b1000 != 0)
+            case 6, 8, 10: flags == 0b0010
+            default: flags == 0
+            }
+        #expect(((try? MQTTPacketType(validatingFirstByte: firstByte)) != nil) == valid)
+    }
+
     @Test func defaultConnectFromConformanceData() throws {
         let bytes = hex(
             "10 23 00 04 4D 51 54 54 04 02 00 3C 00 17 76 33 2E 31 2E 31 20 50 49 4E 47 52 45 51 20 43 30 20 76 61 6C 69 64"
@@ -196,6 +215,22 @@ struct MQTTPacketCodingTests {
     func acceptedEdgeCasesDecode(bytes: String, label: String) throws {
         let packet = try MQTTPacket(decoding: hex(bytes))
         #expect(try packet.encoded() == hex(bytes), "\(label)")
+    }
+
+    @Test(arguments: ["", "30", "30 05 0001 70", "C0", "82 80"])
+    func incompleteInputIsReported(bytes: String) {
+        #expect(throws: MQTTDecodingError.incompletePacket) { try MQTTPacket(decoding: hex(bytes)) }
+    }
+
+    @Test func trailingInputAfterAPacketIsReported() {
+        #expect(throws: MQTTDecodingError.unexpectedTrailingBytes(.pingreq, 2)) { try MQTTPacket(decoding: hex("C0 00 C0 00")) }
+    }
+
+    @Test func errorsDescribeThemselves() {
+        #expect(MQTTDecodingError.disallowedCodePoint(0x1F).description == "string contains disallowed code point U+001F")
+        #expect(MQTTDecodingError.unsupportedProtocolLevel(5).description == "unsupported protocol level 5")
+        #expect(MQTTDecodingError.invalidRemainingLength(.pingreq, 1).description == "invalid remaining length 1 for PINGREQ")
+        #expect(MQTTEncodingError.packetTooLarge(268_435_456).description.contains("268435456"))
     }
 
     @Test func bomIsPreservedInDecodedStrings() throws {

@@ -110,8 +110,7 @@ struct MQTTPacketDecoderTests {
         #expect(throws: MQTTDecodingError.invalidFlags) { try decoder.next() }
     }
 
-    @Test func manySmallPacketsDecodeInLinearTime() throws {
-        // 200,000 packets in one chunk: with O(n) buffer shifting per packet this would take minutes.
+    @Test func manySmallPacketsInOneChunkAreNotShiftedPerPacket() throws {
         var bytes: [UInt8] = []
         for id in 1...200_000 { try MQTTPacket.puback(UInt16(truncatingIfNeeded: id % 65_535 + 1)).encode(into: &bytes) }
         var decoder = MQTTPacketDecoder()
@@ -120,6 +119,39 @@ struct MQTTPacketDecoderTests {
         while try decoder.next() != nil { count += 1 }
         #expect(count == 200_000)
         #expect(decoder.bufferedByteCount == 0)
+        // Removing each packet from the front would move ~80 GB; a read index moves nothing.
+        #expect(decoder.compactedByteCount == 0)
+    }
+
+    @Test func compactionMovesNoMoreThanWasConsumed() throws {
+        // Odd-sized chunks of a stream of mixed packets: compaction happens, but stays linear.
+        let stream = try Self.encodedStream()
+        var repeated: [UInt8] = []
+        for _ in 0..<50 { repeated += stream }
+        var decoder = MQTTPacketDecoder()
+        var index = 0
+        var count = 0
+        while index < repeated.count {
+            let end = min(index + 1_499, repeated.count)
+            decoder.append(repeated[index..<end])
+            index = end
+            while try decoder.next() != nil { count += 1 }
+        }
+        #expect(count == 50 * Self.stream.count)
+        #expect(decoder.compactedByteCount > 0)
+        #expect(decoder.compactedByteCount <= repeated.count)
+    }
+
+    @Test func nextPacketTypeIsKnownFromTheFirstByte() throws {
+        var decoder = MQTTPacketDecoder()
+        #expect(decoder.nextPacketType == nil)
+        decoder.append([0x30])
+        #expect(decoder.nextPacketType == .publish)
+        #expect(try decoder.next() == nil)
+        var invalid = MQTTPacketDecoder()
+        invalid.append([0xF0])
+        #expect(invalid.nextPacketType == nil)
+        #expect(throws: MQTTDecodingError.invalidPacketType(15)) { try invalid.next() }
     }
 
     @Test func interleavedAppendAndNextKeepsBufferSmall() throws {

@@ -1,53 +1,22 @@
 import CoatyCore
 
-extension MQTTPacketType {
-    /// Validates the first byte of a fixed header: packet type and flag bits.
-    ///
-    /// A broker can reject a connection from this byte alone, before reading anything else.
-    ///
-    /// - Throws: ``MQTTDecodingError/invalidPacketType(_:)`` for types 0 and 15;
-    ///   ``MQTTDecodingError/invalidFlags`` for wrong reserved flags or QoS 0 with DUP;
-    ///   ``MQTTDecodingError/invalidQoS(_:)`` for a PUBLISH with QoS 3.
-    package init(validatingFirstByte byte: UInt8) throws(MQTTDecodingError) {
-        guard let type = MQTTPacketType(rawValue: byte >> 4) else { throw .invalidPacketType(byte >> 4) }
-        let flags = byte & 0x0F
-        if let required = type.requiredFlags {
-            guard flags == required else { throw .invalidFlags }
-        } else {
-            let qos = (flags >> 1) & 0b11
-            guard qos != 3 else { throw .invalidQoS(qos) }
-            guard qos != 0 || flags & 0b1000 == 0 else { throw .invalidFlags }
-        }
-        self = type
-    }
-
-    /// Checks a remaining length against the packet type's fixed size, if it has one.
-    ///
-    /// - Throws: ``MQTTDecodingError/invalidRemainingLength(_:_:)``.
-    package func validateRemainingLength(_ length: Int) throws(MQTTDecodingError) {
-        if let fixed = self.fixedRemainingLength, fixed != length {
-            throw .invalidRemainingLength(self, length)
-        }
-    }
-}
-
 extension MQTTPacket {
     /// Decodes exactly one complete packet from `bytes`.
     ///
     /// For streams use ``MQTTPacketDecoder``; this is a convenience for whole packets.
     ///
-    /// - Throws: ``MQTTDecodingError``; ``MQTTDecodingError/truncatedPacket(_:)`` if `bytes` ends
-    ///   early, ``MQTTDecodingError/unexpectedTrailingBytes(_:_:)`` if it goes on after the packet.
+    /// - Throws: ``MQTTDecodingError``; ``MQTTDecodingError/incompletePacket`` if `bytes` ends before
+    ///   the declared length, ``MQTTDecodingError/unexpectedTrailingBytes(_:_:)`` if it goes on after.
     package init(decoding bytes: [UInt8]) throws(MQTTDecodingError) {
-        guard let first = bytes.first else { throw .truncatedPacket(.connect) }
+        guard let first = bytes.first else { throw .incompletePacket }
         let type = try MQTTPacketType(validatingFirstByte: first)
         guard let (length, lengthBytes) = try MQTTRemainingLength.decode(bytes.dropFirst()) else {
-            throw .truncatedPacket(type)
+            throw .incompletePacket
         }
         try type.validateRemainingLength(length)
         let bodyStart = 1 + lengthBytes
         let available = bytes.count - bodyStart
-        guard available >= length else { throw .truncatedPacket(type) }
+        guard available >= length else { throw .incompletePacket }
         guard available == length else { throw .unexpectedTrailingBytes(type, available - length) }
         self = try Self(firstByte: first, body: bytes[bodyStart...])
     }

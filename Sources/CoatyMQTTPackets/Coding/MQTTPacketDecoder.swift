@@ -40,8 +40,23 @@ package struct MQTTPacketDecoder: Sendable {
     /// The number of received bytes not yet returned as packets.
     package var bufferedByteCount: Int { self.buffer.count - self.readIndex }
 
-    /// Whether the decoder has failed; ``next()`` then throws this error.
+    /// The error the decoder has failed with, if any; ``next()`` then throws it.
     package var error: MQTTDecodingError? { self.failure }
+
+    /// The type of the next packet, as soon as its first byte is buffered (and valid).
+    ///
+    /// A broker can use this to close a connection whose first packet is not CONNECT without
+    /// waiting for the rest of the packet [MQTT-3.1.0-1].
+    package var nextPacketType: MQTTPacketType? {
+        guard self.failure == nil, self.readIndex < self.buffer.count else { return nil }
+        return try? MQTTPacketType(validatingFirstByte: self.buffer[self.readIndex])
+    }
+
+    /// The total number of unconsumed bytes moved to the front of the buffer by compaction so far.
+    ///
+    /// A diagnostic: compaction moves at most as many bytes as were consumed, so this never exceeds
+    /// the number of bytes decoded, which keeps decoding linear in the input.
+    package private(set) var compactedByteCount = 0
 
     /// Adds bytes received from the connection.
     ///
@@ -116,6 +131,7 @@ package struct MQTTPacketDecoder: Sendable {
             }
             self.readIndex = 0
         } else if self.readIndex >= 4096, self.readIndex * 2 >= self.buffer.count {
+            self.compactedByteCount += self.buffer.count - self.readIndex
             self.buffer.removeSubrange(0..<self.readIndex)
             self.readIndex = 0
         }

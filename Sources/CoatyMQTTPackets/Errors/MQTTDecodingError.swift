@@ -24,6 +24,9 @@ package enum MQTTDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     case invalidRemainingLength(MQTTPacketType, Int)
     /// The packet ended before all of its fields were read (its declared length is too short).
     case truncatedPacket(MQTTPacketType)
+    /// The input ends before the packet's declared length; only thrown by
+    /// ``MQTTPacket/init(decoding:)``, as the streaming decoder waits for more bytes instead.
+    case incompletePacket
     /// The packet has this many bytes left after its last field (its declared length is too long).
     case unexpectedTrailingBytes(MQTTPacketType, Int)
     /// A string is not well-formed UTF-8 (including encoded surrogates and overlong forms)
@@ -68,6 +71,8 @@ package enum MQTTDecodingError: Error, Sendable, Hashable, CustomStringConvertib
             "invalid remaining length \(length) for \(type)"
         case .truncatedPacket(let type):
             "\(type) ends before its last field"
+        case .incompletePacket:
+            "input ends before the end of the packet"
         case .unexpectedTrailingBytes(let type, let count):
             "\(type) has \(count) unexpected trailing bytes"
         case .invalidUTF8:

@@ -1,0 +1,621 @@
+import CoatyCommunication
+import CoatyCore
+import CoatyMQTTPackets
+import CoatySockets
+import Synchronization
+
+/// One open MQTT 3.1.1 connection: a reader, a writer and a keep-alive timer over a TCP socket.
+///
+/// ## Concurrency
+///
+/// All mutable state is an ``MQTTConnectionState`` behind one `Mutex`; continuations are resumed after
+/// the lock is released. Three loops run as child tasks of ``MQTTTransport``'s task group:
+/// - the **reader** decodes packets, delivers PUBLISHes to `onMessage` and completes acknowledgements;
+/// - the **writer** takes everything queued in the outbound buffer and writes it with one system call,
+///   so packets queued while a write is in progress are coalesced into the next one;
+/// - the **keep-alive** loop sends PINGREQ when idle and fails the connection when it stays unanswered.
+///
+/// The first failure (I/O error, EOF, malformed packet, protocol violation, missing PINGRESP) is
+/// recorded once; it closes the socket and fails every pending and later operation.
+final class MQTTConnection: TransportConnection, Sendable {
+    /// Above this many queued outbound bytes, publishers wait for the writer (backpressure).
+    static let outboundHighWater = 1 << 20
+
+    let socket: TCPConnection
+    let configuration: MQTTTransport.Configuration
+    let broker: MQTTBrokerAddress
+    private let onMessage: @Sendable (TransportMessage) -> Void
+    private let state: Mutex<MQTTConnectionState>
+
+    init(
+        socket: TCPConnection,
+        broker: MQTTBrokerAddress,
+        configuration: MQTTTransport.Configuration,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void
+    ) {
+        self.socket = socket
+        self.broker = broker
+        self.configuration = configuration
+        self.onMessage = onMessage
+        self.state = Mutex(MQTTConnectionState(now: .now))
+    }
+
+    private var maximumInFlight: Int { max(1, self.configuration.maximumInFlight) }
+
+    /// The failure that ended the connection, if any.
+    var failure: TransportError? { self.state.withLock { $0.failure } }
+
+    // MARK: - Handshake
+
+    /// Sends CONNECT and waits for CONNACK.
+    ///
+    /// - Returns: A decoder holding any bytes received after the CONNACK, for the reader.
+    /// - Throws: `TransportError` `.connectionRefused` (non-zero return code), `.protocolViolation`,
+    ///   `.connectionLost`.
+    func handshake(_ connect: MQTTConnectPacket) async throws -> MQTTPacketDecoder {
+        let bytes: [UInt8]
+        do {
+            bytes = try MQTTPacket.connect(connect).encoded()
+        } catch {
+            throw TransportError(.invalidArgument, "cannot encode CONNECT: \(error)", underlying: error)
+        }
+        do {
+            try await self.socket.write(bytes)
+        } catch let error as SocketError {
+            throw TransportError(.connectFailed, "cannot send CONNECT to \(self.broker)", underlying: error)
+        }
+        self.state.withLock { $0.lastSent = .now }
+        var decoder = MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize)
+        while true {
+            let packet: MQTTPacket?
+            do {
+                packet = try decoder.next()
+            } catch {
+                throw TransportError(.protocolViolation, "malformed packet instead of CONNACK: \(error)", underlying: error)
+            }
+            if let packet {
+                guard case .connack(let connack) = packet else {
+                    throw TransportError(.protocolViolation, "the broker sent \(packet.type) before CONNACK")
+                }
+                guard connack.returnCode == .accepted else {
+                    throw TransportError(
+                        .connectionRefused, "the broker refused the connection: \(connack.returnCode)")
+                }
+                self.state.withLock { $0.lastReceived = .now }
+                return decoder
+            }
+            let chunk: [UInt8]
+            do {
+                chunk = try await self.socket.read()
+            } catch let error as SocketError {
+                throw TransportError(.connectFailed, "no CONNACK from \(self.broker)", underlying: error)
+            }
+            guard !chunk.isEmpty else {
+                throw TransportError(.connectFailed, "\(self.broker) closed the connection before CONNACK")
+            }
+            decoder.append(chunk)
+        }
+    }
+
+    // MARK: - TransportConnection
+
+    func publish(_ message: TransportMessage) async throws {
+        do {
+            try TopicName.validate(message.topic)
+        } catch {
+            throw TransportError(.invalidArgument, "\(error)", underlying: error)
+        }
+        let packet = MQTTPublishPacket(
+            topic: message.topic, payload: message.payload, qos: MQTTQoS(message.qos), retain: message.retain)
+        if packet.qos == .atMostOnce {
+            try await self.publishAtMostOnce(packet)
+        } else {
+            try await self.publishAcknowledged(packet)
+        }
+    }
+
+    private func publishAtMostOnce(_ packet: MQTTPublishPacket) async throws {
+        enum Outcome {
+            case queued(CheckedContinuation<Void, Never>?)
+            case full
+            case failed(any Error)
+        }
+        while true {
+            let outcome: Outcome = self.state.withLock { state in
+                if let failure = state.failure { return .failed(failure) }
+                if state.outbound.count >= Self.outboundHighWater { return .full }
+                do {
+                    try state.enqueue(.publish(packet))
+                } catch {
+                    return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
+                }
+                return .queued(state.takeWriterWaiter())
+            }
+            switch outcome {
+            case .queued(let writer):
+                writer?.resume()
+                return
+            case .failed(let error):
+                throw error
+            case .full:
+                try await self.waitForDrain()
+            }
+        }
+    }
+
+    /// Waits until the writer has taken the outbound buffer.
+    private func waitForDrain() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            enum Outcome {
+                case wait
+                case ready
+                case failed(TransportError)
+            }
+            let outcome: Outcome = self.state.withLock { state in
+                if let failure = state.failure { return .failed(failure) }
+                if state.outbound.count < Self.outboundHighWater { return .ready }
+                state.drainWaiters.append(continuation)
+                return .wait
+            }
+            switch outcome {
+            case .wait: break
+            case .ready: continuation.resume()
+            case .failed(let error): continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    private func publishAcknowledged(_ packet: MQTTPublishPacket) async throws {
+        let token = self.state.withLock { $0.makeToken() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Outcome {
+                    case started(CheckedContinuation<Void, Never>?)
+                    case queued
+                    case failed(any Error)
+                }
+                let outcome: Outcome = self.state.withLock { state in
+                    if let failure = state.failure { return .failed(failure) }
+                    if Task.isCancelled { return .failed(CancellationError()) }
+                    do {
+                        if state.windowQueue.isEmpty,
+                            try state.startPublish(
+                                packet, token: token, continuation: continuation,
+                                maximumInFlight: self.maximumInFlight)
+                        {
+                            return .started(state.takeWriterWaiter())
+                        }
+                    } catch {
+                        return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
+                    }
+                    state.windowQueue.append(.init(token: token, packet: packet, continuation: continuation))
+                    return .queued
+                }
+                switch outcome {
+                case .started(let writer): writer?.resume()
+                case .queued: break
+                case .failed(let error): continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            self.cancelWaiter(token: token)
+        }
+    }
+
+    func subscribe(to filters: [TopicFilter]) async throws {
+        guard !filters.isEmpty else { return }
+        let packetFor: (UInt16) -> MQTTPacket = { id in
+            .subscribe(.init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: .atMostOnce) }))
+        }
+        try await self.request(packetFor) { token, continuation in
+            .subscribe(count: filters.count, token: token, continuation: continuation)
+        }
+    }
+
+    func unsubscribe(from filters: [TopicFilter]) async throws {
+        guard !filters.isEmpty else { return }
+        try await self.request({ id in .unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))) }) {
+            token, continuation in .unsubscribe(token: token, continuation: continuation)
+        }
+    }
+
+    /// Sends a SUBSCRIBE or UNSUBSCRIBE and waits for its acknowledgement.
+    private func request(
+        _ makePacket: (UInt16) -> MQTTPacket,
+        pending makePending: (UInt64, CheckedContinuation<Void, any Error>) -> MQTTConnectionState.Pending
+    ) async throws {
+        let token = self.state.withLock { $0.makeToken() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<CheckedContinuation<Void, Never>?, any Error> = self.state.withLock { state in
+                    if let failure = state.failure { return .failure(failure) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    guard let id = state.allocatePacketID() else {
+                        return .failure(TransportError(.invalidArgument, "all 65,535 packet identifiers are in use"))
+                    }
+                    do {
+                        try state.enqueue(makePacket(id))
+                    } catch {
+                        return .failure(TransportError(.invalidArgument, "\(error)", underlying: error))
+                    }
+                    state.pending[id] = makePending(token, continuation)
+                    return .success(state.takeWriterWaiter())
+                }
+                switch outcome {
+                case .success(let writer): writer?.resume()
+                case .failure(let error): continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            self.cancelWaiter(token: token)
+        }
+    }
+
+    /// Resumes a cancelled waiter; an exchange already on the wire keeps its identifier until acknowledged.
+    private func cancelWaiter(token: UInt64) {
+        let continuation: CheckedContinuation<Void, any Error>? = self.state.withLock { state in
+            if let index = state.windowQueue.firstIndex(where: { $0.token == token }) {
+                return state.windowQueue.remove(at: index).continuation
+            }
+            guard let (id, pending) = state.pending.first(where: { $0.value.token == token }) else { return nil }
+            state.pending[id] = pending.orphaned
+            return pending.continuation
+        }
+        continuation?.resume(throwing: CancellationError())
+    }
+
+    func waitUntilClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isClosed = self.state.withLock { state in
+                if state.failure != nil { return true }
+                state.closedWaiters.append(continuation)
+                return false
+            }
+            if isClosed { continuation.resume() }
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Records the first failure: closes the socket and fails everything pending.
+    func fail(_ error: TransportError) {
+        let (waiters, writer, drains, flushes, closed): (
+            [CheckedContinuation<Void, any Error>], CheckedContinuation<Void, Never>?,
+            [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]
+        ) = self.state.withLock { state in
+            guard state.failure == nil else { return ([], nil, [], [], []) }
+            state.failure = error
+            var waiters = state.pending.values.compactMap(\.continuation)
+            waiters += state.windowQueue.map(\.continuation)
+            state.pending = [:]
+            state.windowQueue = []
+            state.outbound = []
+            defer {
+                state.drainWaiters = []
+                state.flushWaiters = []
+                state.closedWaiters = []
+            }
+            return (waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters, state.closedWaiters)
+        }
+        self.socket.close()
+        for waiter in waiters { waiter.resume(throwing: error) }
+        for drain in drains { drain.resume(throwing: error) }
+        writer?.resume()
+        for flush in flushes { flush.resume() }
+        for waiter in closed { waiter.resume() }
+    }
+
+    /// Queues DISCONNECT, waits (bounded) until it is written, then closes.
+    func disconnect() async {
+        let writer: CheckedContinuation<Void, Never>?? = self.state.withLock { state in
+            guard state.failure == nil else { return nil }
+            state.isDisconnecting = true
+            state.enqueueControl(.disconnect)
+            return .some(state.takeWriterWaiter())
+        }
+        guard let writer else { return }
+        writer?.resume()
+        let timeout = min(self.configuration.connectTimeout, .seconds(5))
+        _ = try? await withTimeout(timeout, timeoutError: { CancellationError() }) {
+            await self.waitForFlush()
+        }
+        self.socket.shutdownOutput()
+        self.fail(TransportError(.connectionClosed, "the connection was closed"))
+    }
+
+    private func waitForFlush() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = self.state.withLock { state in
+                    if state.failure != nil || Task.isCancelled { return true }
+                    state.flushWaiters.append(continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            let flushes = self.state.withLock { state in
+                defer { state.flushWaiters = [] }
+                return state.flushWaiters
+            }
+            for flush in flushes { flush.resume() }
+        }
+    }
+
+    // MARK: - Writer
+
+    /// Writes queued packets until the connection fails or the task is cancelled.
+    func runWriter() async {
+        var batch: [UInt8] = []
+        while true {
+            enum Step {
+                case write([CheckedContinuation<Void, any Error>])
+                case wait
+                case stop
+            }
+            let step: Step = self.state.withLock { state in
+                if state.failure != nil { return .stop }
+                if state.outbound.isEmpty { return .wait }
+                swap(&state.outbound, &batch)
+                defer { state.drainWaiters = [] }
+                return .write(state.drainWaiters)
+            }
+            switch step {
+            case .stop:
+                return
+            case .wait:
+                if Task.isCancelled { return }
+                await self.waitForOutbound()
+            case .write(let drains):
+                for drain in drains { drain.resume() }
+                do {
+                    try await self.socket.write(batch)
+                } catch {
+                    self.fail(self.lost(error))
+                    return
+                }
+                let flushes: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
+                    state.lastSent = .now
+                    guard state.isDisconnecting, state.outbound.isEmpty else { return [] }
+                    defer { state.flushWaiters = [] }
+                    return state.flushWaiters
+                }
+                for flush in flushes { flush.resume() }
+                if batch.capacity > 4 * Self.outboundHighWater {
+                    batch = []
+                } else {
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+    }
+
+    private func waitForOutbound() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = self.state.withLock { state in
+                    if state.failure != nil || !state.outbound.isEmpty || Task.isCancelled { return true }
+                    state.writerWaiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            self.state.withLock { $0.takeWriterWaiter() }?.resume()
+        }
+    }
+
+    // MARK: - Reader
+
+    /// Reads and handles packets until the connection fails or the task is cancelled.
+    func runReader(decoder: MQTTPacketDecoder) async {
+        var decoder = decoder
+        do {
+            while true {
+                while let packet = try decoder.next() {
+                    try self.handle(packet)
+                }
+                let bytes = try await self.socket.read()
+                guard !bytes.isEmpty else {
+                    throw TransportError(.connectionLost, "\(self.broker) closed the connection")
+                }
+                self.state.withLock { state in
+                    state.lastReceived = .now
+                    state.isPingOutstanding = false
+                }
+                decoder.append(bytes)
+            }
+        } catch let error as MQTTDecodingError {
+            self.configuration.logger.error("malformed packet from \(self.broker): \(error)")
+            self.fail(TransportError(.protocolViolation, "malformed packet from \(self.broker): \(error)", underlying: error))
+        } catch {
+            self.fail(self.lost(error))
+        }
+    }
+
+    /// Maps an I/O error to the connection's failure.
+    private func lost(_ error: any Error) -> TransportError {
+        if let error = error as? TransportError { return error }
+        if error is CancellationError { return TransportError(.connectionClosed, "the connection was cancelled") }
+        return TransportError(.connectionLost, "lost the connection to \(self.broker)", underlying: error)
+    }
+
+    private func violation(_ message: String) -> TransportError {
+        TransportError(.protocolViolation, "protocol violation by \(self.broker): \(message)")
+    }
+
+    /// Handles one packet from the broker.
+    private func handle(_ packet: MQTTPacket) throws(TransportError) {
+        switch packet {
+        case .publish(let publish):
+            try self.receive(publish)
+        case .puback(let id):
+            try self.complete(id, type: .puback)
+        case .pubrec(let id):
+            let result: Result<CheckedContinuation<Void, Never>?, TransportError>? = self.state.withLock { state in
+                switch state.pending[id] {
+                case .publishAwaitingPubRec(let token, let continuation), .publishAwaitingPubComp(let token, let continuation):
+                    // A duplicate PUBREC gets the PUBREL again.
+                    state.pending[id] = .publishAwaitingPubComp(token: token, continuation: continuation)
+                    state.enqueueControl(.pubrel(id))
+                    return .success(state.takeWriterWaiter())
+                case .some:
+                    return .failure(self.violation("PUBREC for packet \(id), which is not a QoS 2 publication"))
+                case nil:
+                    return nil
+                }
+            }
+            switch result {
+            case .success(let writer): writer?.resume()
+            case .failure(let error): throw error
+            case nil: break
+            }
+        case .pubcomp(let id):
+            try self.complete(id, type: .pubcomp)
+        case .pubrel(let id):
+            let writer = self.state.withLock { state in
+                state.receivedQoS2.remove(id)
+                state.enqueueControl(.pubcomp(id))
+                return state.takeWriterWaiter()
+            }
+            writer?.resume()
+        case .suback(let suback):
+            try self.complete(suback.packetID, type: .suback, returnCodes: suback.returnCodes)
+        case .unsuback(let id):
+            try self.complete(id, type: .unsuback)
+        case .pingresp:
+            self.state.withLock { $0.isPingOutstanding = false }
+        case .connect, .connack, .subscribe, .unsubscribe, .pingreq, .disconnect:
+            throw self.violation("unexpected \(packet.type) from the broker")
+        }
+    }
+
+    private func receive(_ publish: MQTTPublishPacket) throws(TransportError) {
+        let message = TransportMessage(
+            topic: publish.topic, payload: publish.payload, qos: publish.qos.qualityOfService, retain: publish.retain)
+        switch publish.qos {
+        case .atMostOnce:
+            self.onMessage(message)
+        case .atLeastOnce:
+            guard let id = publish.packetID else { throw self.violation("QoS 1 PUBLISH without identifier") }
+            self.onMessage(message)
+            self.state.withLock { state in
+                state.enqueueControl(.puback(id))
+                return state.takeWriterWaiter()
+            }?.resume()
+        case .exactlyOnce:
+            guard let id = publish.packetID else { throw self.violation("QoS 2 PUBLISH without identifier") }
+            let isNew = self.state.withLock { $0.receivedQoS2.insert(id).inserted }
+            if isNew { self.onMessage(message) }
+            self.state.withLock { state in
+                state.enqueueControl(.pubrec(id))
+                return state.takeWriterWaiter()
+            }?.resume()
+        }
+    }
+
+    /// Completes the exchange `id` on its final acknowledgement.
+    private func complete(
+        _ id: UInt16,
+        type: MQTTPacketType,
+        returnCodes: [MQTTSubAckReturnCode] = []
+    ) throws(TransportError) {
+        enum Outcome {
+            case none
+            case success(CheckedContinuation<Void, any Error>?)
+            case refused(CheckedContinuation<Void, any Error>?, TransportError)
+            case violation(TransportError)
+        }
+        var failedQueued: [(CheckedContinuation<Void, any Error>, any Error)] = []
+        var writer: CheckedContinuation<Void, Never>?
+        let outcome: Outcome = self.state.withLock { state in
+            guard let pending = state.pending[id] else { return .none }  // unsolicited: ignored
+            let matches: Bool
+            switch (pending, type) {
+            case (.publishAwaitingPubAck, .puback), (.publishAwaitingPubComp, .pubcomp), (.subscribe, .suback),
+                (.unsubscribe, .unsuback):
+                matches = true
+            case (.publishAwaitingPubRec, .pubcomp):
+                return .violation(self.violation("PUBCOMP for packet \(id) before PUBREC"))
+            default:
+                matches = false
+            }
+            guard matches else {
+                return .violation(self.violation("\(type) for packet \(id), which awaits a different acknowledgement"))
+            }
+            if case .subscribe(let count, _, _) = pending, count != returnCodes.count {
+                return .violation(
+                    self.violation("SUBACK with \(returnCodes.count) return codes for \(count) topic filters"))
+            }
+            state.pending[id] = nil
+            if pending.isPublish {
+                failedQueued = state.releasePublishSlot(maximumInFlight: self.maximumInFlight)
+                writer = state.takeWriterWaiter()
+            }
+            if returnCodes.contains(.failure) {
+                return .refused(
+                    pending.continuation,
+                    TransportError(.subscriptionRefused, "the broker refused a subscription (SUBACK 0x80)"))
+            }
+            return .success(pending.continuation)
+        }
+        writer?.resume()
+        for (continuation, error) in failedQueued { continuation.resume(throwing: error) }
+        switch outcome {
+        case .none: break
+        case .success(let continuation): continuation?.resume()
+        case .refused(let continuation, let error): continuation?.resume(throwing: error)
+        case .violation(let error): throw error
+        }
+    }
+
+    // MARK: - Keep-alive
+
+    /// Sends PINGREQ after half a keep-alive without traffic in either direction, and fails the
+    /// connection when nothing at all has been received for a whole keep-alive while a PINGREQ is
+    /// outstanding. A dead link is therefore noticed at most 1¼ keep-alives after the last packet
+    /// received (checks run every quarter keep-alive), within the 1½ × keep-alive the standard gives
+    /// the broker.
+    func runKeepAlive() async {
+        let seconds = self.configuration.keepAliveSeconds
+        guard seconds > 0 else { return }
+        let keepAlive = Duration.seconds(Int(seconds))
+        while true {
+            do {
+                try await Task.sleep(for: keepAlive / 4)
+            } catch {
+                return
+            }
+            let now = ContinuousClock.now
+            enum Step {
+                case none
+                case ping(CheckedContinuation<Void, Never>?)
+                case dead
+                case stop
+            }
+            let step: Step = self.state.withLock { state in
+                if state.failure != nil { return .stop }
+                if state.isPingOutstanding {
+                    return now - state.lastReceived >= keepAlive ? .dead : .none
+                }
+                if now - state.lastReceived >= keepAlive / 2 || now - state.lastSent >= keepAlive / 2 {
+                    state.isPingOutstanding = true
+                    state.enqueueControl(.pingreq)
+                    return .ping(state.takeWriterWaiter())
+                }
+                return .none
+            }
+            switch step {
+            case .none: break
+            case .stop: return
+            case .ping(let writer): writer?.resume()
+            case .dead:
+                self.configuration.logger.warning("no PINGRESP from \(self.broker) within the keep-alive")
+                self.fail(
+                    TransportError(
+                        .connectionLost, "no PINGRESP from \(self.broker) within the keep-alive of \(seconds) s"))
+                return
+            }
+        }
+    }
+}

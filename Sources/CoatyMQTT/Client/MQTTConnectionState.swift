@@ -1,0 +1,173 @@
+import CoatyCommunication
+import CoatyMQTTPackets
+
+/// The mutable state of one MQTT connection: outbound buffer, packet identifiers, in-flight
+/// exchanges and keep-alive bookkeeping. Kept behind the connection's `Mutex`; no I/O here.
+struct MQTTConnectionState {
+    /// A request awaiting its acknowledgement, keyed by packet identifier.
+    enum Pending {
+        /// A QoS 1 PUBLISH awaiting PUBACK.
+        case publishAwaitingPubAck(token: UInt64, continuation: CheckedContinuation<Void, any Error>?)
+        /// A QoS 2 PUBLISH awaiting PUBREC.
+        case publishAwaitingPubRec(token: UInt64, continuation: CheckedContinuation<Void, any Error>?)
+        /// A QoS 2 PUBLISH whose PUBREL was sent, awaiting PUBCOMP.
+        case publishAwaitingPubComp(token: UInt64, continuation: CheckedContinuation<Void, any Error>?)
+        /// A SUBSCRIBE awaiting SUBACK with this many return codes.
+        case subscribe(count: Int, token: UInt64, continuation: CheckedContinuation<Void, any Error>?)
+        /// An UNSUBSCRIBE awaiting UNSUBACK.
+        case unsubscribe(token: UInt64, continuation: CheckedContinuation<Void, any Error>?)
+
+        var token: UInt64 {
+            switch self {
+            case .publishAwaitingPubAck(let token, _), .publishAwaitingPubRec(let token, _),
+                .publishAwaitingPubComp(let token, _), .subscribe(_, let token, _), .unsubscribe(let token, _):
+                token
+            }
+        }
+
+        var continuation: CheckedContinuation<Void, any Error>? {
+            switch self {
+            case .publishAwaitingPubAck(_, let continuation), .publishAwaitingPubRec(_, let continuation),
+                .publishAwaitingPubComp(_, let continuation), .subscribe(_, _, let continuation),
+                .unsubscribe(_, let continuation):
+                continuation
+            }
+        }
+
+        var isPublish: Bool {
+            switch self {
+            case .publishAwaitingPubAck, .publishAwaitingPubRec, .publishAwaitingPubComp: true
+            case .subscribe, .unsubscribe: false
+            }
+        }
+
+        /// The same exchange without a waiting task (after the waiter was cancelled).
+        var orphaned: Pending {
+            switch self {
+            case .publishAwaitingPubAck(let token, _): .publishAwaitingPubAck(token: token, continuation: nil)
+            case .publishAwaitingPubRec(let token, _): .publishAwaitingPubRec(token: token, continuation: nil)
+            case .publishAwaitingPubComp(let token, _): .publishAwaitingPubComp(token: token, continuation: nil)
+            case .subscribe(let count, let token, _): .subscribe(count: count, token: token, continuation: nil)
+            case .unsubscribe(let token, _): .unsubscribe(token: token, continuation: nil)
+            }
+        }
+    }
+
+    /// A QoS 1/2 publication waiting for a free in-flight slot.
+    struct QueuedPublish {
+        var token: UInt64
+        var packet: MQTTPublishPacket
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// Set once the connection has failed or closed; every later operation throws it.
+    var failure: TransportError?
+    /// Whether a graceful DISCONNECT has been queued.
+    var isDisconnecting = false
+    /// Encoded packets not yet taken by the writer.
+    var outbound: [UInt8] = []
+    var writerWaiter: CheckedContinuation<Void, Never>?
+    var drainWaiters: [CheckedContinuation<Void, any Error>] = []
+    var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    var closedWaiters: [CheckedContinuation<Void, Never>] = []
+
+    var pending: [UInt16: Pending] = [:]
+    var publishesInFlight = 0
+    var windowQueue: [QueuedPublish] = []
+    private var lastPacketID: UInt16 = 0
+    var nextToken: UInt64 = 0
+    /// Identifiers of QoS 2 PUBLISHes received and delivered, awaiting PUBREL [MQTT-4.3.3-2].
+    var receivedQoS2: Set<UInt16> = []
+
+    var lastSent: ContinuousClock.Instant
+    var lastReceived: ContinuousClock.Instant
+    var isPingOutstanding = false
+
+    init(now: ContinuousClock.Instant) {
+        self.lastSent = now
+        self.lastReceived = now
+    }
+
+    mutating func makeToken() -> UInt64 {
+        self.nextToken &+= 1
+        return self.nextToken
+    }
+
+    /// The next identifier not in use, skipping 0 on wrap [MQTT-2.3.1-2]; `nil` if all 65,535 are taken.
+    mutating func allocatePacketID() -> UInt16? {
+        guard self.pending.count < Int(UInt16.max) else { return nil }
+        var candidate = self.lastPacketID
+        while true {
+            candidate = candidate == UInt16.max ? 1 : candidate + 1
+            if self.pending[candidate] == nil {
+                self.lastPacketID = candidate
+                return candidate
+            }
+        }
+    }
+
+    /// Appends an encoded packet to the outbound buffer, leaving it unchanged if encoding fails.
+    mutating func enqueue(_ packet: MQTTPacket) throws(MQTTEncodingError) {
+        let mark = self.outbound.count
+        do {
+            try packet.encode(into: &self.outbound)
+        } catch {
+            self.outbound.removeSubrange(mark...)
+            throw error
+        }
+    }
+
+    /// Appends a packet that cannot fail to encode (acknowledgements, PINGREQ, DISCONNECT).
+    mutating func enqueueControl(_ packet: MQTTPacket) {
+        try? self.enqueue(packet)
+    }
+
+    /// Takes the writer's continuation so the caller can wake it after releasing the lock.
+    mutating func takeWriterWaiter() -> CheckedContinuation<Void, Never>? {
+        defer { self.writerWaiter = nil }
+        return self.writerWaiter
+    }
+
+    /// Registers a QoS 1/2 publication and queues its PUBLISH; `false` if the window is full.
+    mutating func startPublish(
+        _ packet: MQTTPublishPacket,
+        token: UInt64,
+        continuation: CheckedContinuation<Void, any Error>,
+        maximumInFlight: Int
+    ) throws(MQTTEncodingError) -> Bool {
+        guard self.publishesInFlight < maximumInFlight, let id = self.allocatePacketID() else { return false }
+        var packet = packet
+        packet.packetID = id
+        try self.enqueue(.publish(packet))
+        self.publishesInFlight += 1
+        self.pending[id] =
+            packet.qos == .exactlyOnce
+            ? .publishAwaitingPubRec(token: token, continuation: continuation)
+            : .publishAwaitingPubAck(token: token, continuation: continuation)
+        return true
+    }
+
+    /// Frees a publication's slot and starts queued publications that now fit.
+    ///
+    /// - Returns: Continuations to resume with an error (queued publications that failed to encode).
+    mutating func releasePublishSlot(maximumInFlight: Int) -> [(CheckedContinuation<Void, any Error>, any Error)] {
+        self.publishesInFlight -= 1
+        var failed: [(CheckedContinuation<Void, any Error>, any Error)] = []
+        while !self.windowQueue.isEmpty, self.publishesInFlight < maximumInFlight {
+            let next = self.windowQueue.removeFirst()
+            do {
+                guard
+                    try self.startPublish(
+                        next.packet, token: next.token, continuation: next.continuation,
+                        maximumInFlight: maximumInFlight)
+                else {
+                    self.windowQueue.insert(next, at: 0)
+                    break
+                }
+            } catch {
+                failed.append((next.continuation, TransportError(.invalidArgument, "\(error)", underlying: error)))
+            }
+        }
+        return failed
+    }
+}

@@ -1,0 +1,71 @@
+public import CoatyCore
+
+extension MQTTTransport {
+    /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
+    public struct Configuration: Sendable {
+        /// The broker URL, `mqtt://host:port` (or `tcp://`); port 1883 if omitted.
+        public var brokerURL: String
+        /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead
+        /// when a PINGREQ stays unanswered, at most one keep-alive after the last packet received.
+        /// Whole seconds on the wire; `.zero` disables keep-alive. Defaults to 60 s.
+        public var keepAlive: Duration
+        /// Whether the broker discards earlier session state. Defaults to `true` (Coaty's setting).
+        public var cleanSession: Bool
+        /// The user name sent in CONNECT, if any.
+        public var username: String?
+        /// The password sent in CONNECT, if any (requires ``username``).
+        public var password: String?
+        /// The largest packet accepted from the broker, fixed header included; a larger one closes the
+        /// connection before it is buffered. Defaults to 16 MiB.
+        public var maximumPacketSize: Int
+        /// How long to wait for the TCP connection and the CONNACK. Defaults to 30 s (MQTT.js).
+        public var connectTimeout: Duration
+        /// How many QoS 1 and 2 publications may await acknowledgement at once; further publishers wait
+        /// for a free slot, in order. Defaults to 64.
+        public var maximumInFlight: Int
+        /// Where connection events are logged.
+        public var logger: Logger
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - brokerURL: The broker, for example `"mqtt://127.0.0.1:1883"`.
+        ///   - keepAlive: The keep-alive interval; defaults to 60 s.
+        ///   - cleanSession: Defaults to `true`.
+        ///   - username: Defaults to none.
+        ///   - password: Defaults to none.
+        ///   - maximumPacketSize: Defaults to 16 MiB.
+        ///   - connectTimeout: Defaults to 30 s.
+        ///   - maximumInFlight: Defaults to 64.
+        ///   - logger: Defaults to a disabled logger.
+        public init(
+            brokerURL: String = "mqtt://127.0.0.1:1883",
+            keepAlive: Duration = .seconds(60),
+            cleanSession: Bool = true,
+            username: String? = nil,
+            password: String? = nil,
+            maximumPacketSize: Int = 16 * 1024 * 1024,
+            connectTimeout: Duration = .seconds(30),
+            maximumInFlight: Int = 64,
+            logger: Logger = .disabled
+        ) {
+            self.brokerURL = brokerURL
+            self.keepAlive = keepAlive
+            self.cleanSession = cleanSession
+            self.username = username
+            self.password = password
+            self.maximumPacketSize = maximumPacketSize
+            self.connectTimeout = connectTimeout
+            self.maximumInFlight = maximumInFlight
+            self.logger = logger
+        }
+
+        /// The keep-alive in whole seconds as sent in CONNECT (rounded up, at most 65,535).
+        var keepAliveSeconds: UInt16 {
+            let (seconds, attoseconds) = self.keepAlive.components
+            guard seconds >= 0, self.keepAlive > .zero else { return 0 }
+            let rounded = seconds + (attoseconds > 0 ? 1 : 0)
+            return UInt16(clamping: rounded)
+        }
+    }
+}

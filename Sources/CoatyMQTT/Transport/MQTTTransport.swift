@@ -1,0 +1,162 @@
+public import CoatyCommunication
+import CoatyCore
+import CoatyMQTTPackets
+import CoatySockets
+
+/// A ``Transport`` that speaks MQTT 3.1.1 over TCP to a broker such as mosquitto.
+///
+/// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect and CONNECT/CONNACK
+/// within ``Configuration/connectTimeout``, then a reader, a writer and a keep-alive timer run as child
+/// tasks while `body` uses the connection. Reconnecting, re-subscribing and the offline queue are the
+/// `CommunicationManager`'s job, on top of this type.
+///
+/// With the default configuration the CONNECT matches coaty-js: MQTT 3.1.1, clean session, keep-alive
+/// 60 s, the client identifier and last will from ``TransportConnectOptions``.
+///
+/// ```swift
+/// let transport = MQTTTransport(configuration: .init(brokerURL: "mqtt://127.0.0.1:1883"))
+/// try await transport.withConnection(.init(clientID: "demo"), onMessage: { print($0.topic) }) { connection in
+///     try await connection.subscribe(to: [TopicFilter("demo/#")])
+///     try await connection.publish(TransportMessage(topic: "demo/hello", payload: Array("hi".utf8)))
+/// }
+/// ```
+public struct MQTTTransport: Transport {
+    /// The settings used for every connection.
+    public var configuration: Configuration
+
+    /// Creates a transport.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Creates a transport for a broker URL with otherwise default settings.
+    public init(brokerURL: String) {
+        self.init(configuration: Configuration(brokerURL: brokerURL))
+    }
+
+    /// Opens an MQTT connection, runs `body` with it, and closes it when `body` returns or throws.
+    ///
+    /// Suspends for the TCP connect and the CONNACK, then for as long as `body` runs. On return (or a
+    /// throw from `body`) the connection sends DISCONNECT, so the broker discards the last will; when
+    /// the task is cancelled the socket is closed without DISCONNECT, so the broker publishes the will.
+    ///
+    /// When the connection is lost while `body` runs (I/O error, broker closed it, malformed or oversized
+    /// packet, protocol violation, no PINGRESP within the keep-alive), every pending and later operation
+    /// on the connection throws, ``TransportConnection/waitUntilClosed()`` returns, and this method
+    /// throws `.connectionLost` once `body` has ended. Swift cannot cancel the calling task from inside,
+    /// so `body` ends through those errors (or by awaiting `waitUntilClosed()`), not by cancellation.
+    ///
+    /// - Parameters:
+    ///   - options: The client identifier and last will.
+    ///   - onMessage: Called on the reader task for every received PUBLISH, in order; must not block.
+    ///     A QoS 2 message is delivered once even if the broker resends it.
+    ///   - body: Works with the connection.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``TransportError``: `.invalidArgument` (bad broker URL), `.connectFailed` (TCP or
+    ///   handshake I/O failed), `.timedOut` (no connection or CONNACK within the connect timeout),
+    ///   `.connectionRefused` (CONNACK return code), `.protocolViolation` (bad handshake), or
+    ///   `.connectionLost`; `CancellationError`; what `body` throws.
+    public func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        let configuration = self.configuration
+        let broker: MQTTBrokerAddress
+        do {
+            broker = try MQTTBrokerAddress(parsing: configuration.brokerURL)
+        } catch {
+            throw TransportError(.invalidArgument, error.description, underlying: error)
+        }
+        let connect = try Self.connectPacket(options, configuration: configuration)
+        let logger = configuration.logger
+
+        // TCP connect and MQTT handshake, bounded by the connect timeout.
+        let (connection, decoder) = try await withTimeout(
+            configuration.connectTimeout,
+            timeoutError: {
+                TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
+            }
+        ) { () async throws -> (MQTTConnection, MQTTPacketDecoder) in
+            let socket: TCPConnection
+            do {
+                socket = try await TCPConnection.connect(host: broker.host, port: broker.port)
+            } catch let error as SocketError {
+                throw TransportError(.connectFailed, "cannot connect to \(broker): \(error)", underlying: error)
+            }
+            let connection = MQTTConnection(
+                socket: socket, broker: broker, configuration: configuration, onMessage: onMessage)
+            do {
+                return (connection, try await connection.handshake(connect))
+            } catch {
+                socket.close()
+                throw error
+            }
+        }
+        logger.info("connected to \(broker) as \(options.clientID)")
+
+        return try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await connection.runReader(decoder: decoder) }
+            group.addTask { await connection.runWriter() }
+            group.addTask { await connection.runKeepAlive() }
+            defer { group.cancelAll() }
+            let result: Result
+            do {
+                result = try await body(connection)
+            } catch {
+                if let failure = connection.failure, failure.code != .connectionClosed {
+                    throw Self.lostError(failure, broker: broker, logger: logger)
+                }
+                if Task.isCancelled || error is CancellationError {
+                    connection.fail(TransportError(.connectionClosed, "the connection was cancelled"))
+                } else {
+                    await connection.disconnect()
+                }
+                throw error
+            }
+            if Task.isCancelled {
+                connection.fail(TransportError(.connectionClosed, "the connection was cancelled"))
+            } else {
+                await connection.disconnect()
+            }
+            if let failure = connection.failure, failure.code != .connectionClosed {
+                throw Self.lostError(failure, broker: broker, logger: logger)
+            }
+            logger.info("disconnected from \(broker)")
+            return result
+        }
+    }
+
+    private static func lostError(_ failure: TransportError, broker: MQTTBrokerAddress, logger: Logger) -> TransportError {
+        logger.warning("connection to \(broker) lost: \(failure.message)")
+        return TransportError(.connectionLost, failure.message, underlying: failure)
+    }
+
+    /// Builds the CONNECT packet for `options`.
+    static func connectPacket(
+        _ options: TransportConnectOptions,
+        configuration: Configuration
+    ) throws -> MQTTConnectPacket {
+        var will: MQTTWill?
+        if let lastWill = options.lastWill {
+            do {
+                try TopicName.validate(lastWill.topic)
+            } catch {
+                throw TransportError(.invalidArgument, "invalid last-will topic: \(error)", underlying: error)
+            }
+            will = MQTTWill(
+                topic: lastWill.topic, payload: lastWill.payload, qos: MQTTQoS(lastWill.qos), retain: lastWill.retain)
+        }
+        if configuration.password != nil && configuration.username == nil {
+            throw TransportError(.invalidArgument, "a password requires a user name")
+        }
+        return MQTTConnectPacket(
+            clientID: options.clientID,
+            cleanSession: configuration.cleanSession,
+            keepAliveSeconds: configuration.keepAliveSeconds,
+            will: will,
+            username: configuration.username,
+            password: configuration.password.map { Array($0.utf8) }
+        )
+    }
+}

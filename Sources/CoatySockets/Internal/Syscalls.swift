@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers around the socket system calls: each retries `EINTR` and maps `EAGAIN` to
+/// `.wouldBlock`.
+enum Syscalls {
+    /// Creates a non-blocking, close-on-exec TCP socket.
+    static func makeStreamSocket(family: Int32) throws(SocketError) -> Int32 {
+        #if canImport(Glibc)
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let type = SOCK_STREAM
+        #endif
+        let fd = socket(family, type, 0)
+        guard fd >= 0 else { throw SocketError(errno: errno, call: "socket") }
+        return fd
+    }
+
+    /// Sets an integer socket option.
+    static func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32, call: String) throws(SocketError) {
+        var value = value
+        guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            throw SocketError(errno: errno, call: call)
+        }
+    }
+
+    /// Closes a descriptor that was never registered with the reactor.
+    static func closeUnregistered(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+
+    static func isWouldBlock(_ code: Int32) -> Bool {
+        code == EAGAIN || code == EWOULDBLOCK
+    }
+
+    /// One `recv`.
+    static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketHandle.CallResult<Int> {
+        while true {
+            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if n >= 0 { return .done(n) }
+            let code = errno
+            if code == EINTR { continue }
+            return Self.isWouldBlock(code) ? .wouldBlock : .failed(code)
+        }
+    }
+
+    /// One `send` with `MSG_NOSIGNAL` (no SIGPIPE on a broken connection).
+    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> SocketHandle.CallResult<Int> {
+        #if canImport(Glibc)
+        let flags = Int32(MSG_NOSIGNAL)
+        #else
+        let flags: Int32 = 0
+        #endif
+        while true {
+            let n = Glibc.send(fd, buffer.baseAddress, buffer.count, flags)
+            if n >= 0 { return .done(n) }
+            let code = errno
+            if code == EINTR { continue }
+            return Self.isWouldBlock(code) ? .wouldBlock : .failed(code)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An error from the operating system's socket API, or from using a socket after it was closed.
+///
+/// Carries the `errno` value and the name of the call that failed, like NIO's `IOError`.
+package struct SocketError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The `errno` value reported by the failing call (`EBADF` for ``isClosed`` errors).
+    package var errno: Int32
+    /// The name of the system call or operation that failed, for example `"connect"`.
+    package var call: String
+    /// Whether the error means the socket was closed by this side (``TCPConnection/close()`` or
+    /// ``TCPListener/close()``), possibly while an operation was waiting.
+    package var isClosed: Bool
+
+    /// Creates an error from an `errno` value.
+    package init(errno: Int32, call: String) {
+        self.errno = errno
+        self.call = call
+        self.isClosed = false
+    }
+
+    /// The error thrown by operations on a closed socket.
+    package static func closed(_ call: String) -> SocketError {
+        var error = SocketError(errno: EBADF, call: call)
+        error.isClosed = true
+        return error
+    }
+
+    /// Whether the peer reset or broke the connection (`ECONNRESET`, `EPIPE`, `ENOTCONN`, `ETIMEDOUT`).
+    package var isConnectionReset: Bool {
+        self.errno == ECONNRESET || self.errno == EPIPE || self.errno == ENOTCONN || self.errno == ETIMEDOUT
+    }
+
+    package var description: String {
+        if self.isClosed {
+            return "\(self.call): socket closed"
+        }
+        let message = strerror(self.errno).map { String(cString: $0) } ?? "unknown error"
+        return "\(self.call) failed: \(message) (errno \(self.errno))"
+    }
+}

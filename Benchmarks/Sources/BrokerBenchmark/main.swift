@@ -312,7 +312,9 @@ print("64-byte payloads; msgs/s = messages delivered to subscribers per second; 
 print(pad("scenario", 20) + pad("embedded msgs/s", 18) + pad("mosquitto msgs/s", 18) + pad("ratio", 8) + "delivered (embedded / mosquitto)")
 
 var ratios: [Double] = []
-for scenario in scenarios {
+// BROKER_BENCHMARK_ONLY=<substring> runs only matching scenarios (for investigating one of them).
+let only = ProcessInfo.processInfo.environment["BROKER_BENCHMARK_ONLY"]
+for scenario in scenarios where only.map({ scenario.name.contains($0) }) ?? true {
     var best: [String: ScenarioResult] = [:]
     for _ in 0..<2 {
         for makeBroker in [BrokerProcess.embedded, BrokerProcess.mosquitto] {

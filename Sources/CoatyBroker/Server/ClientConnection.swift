@@ -148,6 +148,9 @@ struct ClientConnection: Sendable {
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
             watch.touch()
+            // A read that finds data does not suspend; yield so that a client that keeps sending cannot
+            // monopolise an executor thread and starve the writers that drain its messages.
+            await Task.yield()
             if !state.sawFirstByte {
                 state.sawFirstByte = true
                 // Reject a non-CONNECT first packet from its first byte, before buffering anything.

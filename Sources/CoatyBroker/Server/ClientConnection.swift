@@ -44,6 +44,8 @@ struct ClientConnection: Sendable {
         var session: SessionID?
         var clientID: String?
         var sawFirstByte = false
+        /// Set when this client's publishes met a filling queue; the reader then yields to the writers.
+        var isCongesting = false
     }
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
@@ -173,6 +175,12 @@ struct ClientConnection: Sendable {
                     return reason
                 }
             }
+            if state.isCongesting {
+                // Soft flow control: this publisher outpaces some subscriber. Give the writers and the
+                // subscribers' readers CPU time before reading more, without ever waiting on a client.
+                state.isCongesting = false
+                for _ in 0..<32 { await Task.yield() }
+            }
         }
     }
 
@@ -196,7 +204,9 @@ struct ClientConnection: Sendable {
         case .connack, .suback, .unsuback, .pingresp:
             return .protocolViolation("\(packet.type) is a server-to-client packet")
         case .publish(let publish):
-            return self.handlePublish(publish, session: session, clientID: state.clientID ?? "", outbox: outbox)
+            let (reason, congesting) = self.handlePublish(publish, session: session, clientID: state.clientID ?? "", outbox: outbox)
+            if congesting { state.isCongesting = true }
+            return reason
         case .puback(let packetID):
             return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
         case .pubrec(let packetID):
@@ -342,12 +352,14 @@ struct ClientConnection: Sendable {
         session: SessionID,
         clientID: String,
         outbox: Outbox
-    ) -> CloseReason? {
+    ) -> (CloseReason?, congesting: Bool) {
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
-        guard TopicName.isValid(publish.topic) else { return .protocolViolation("invalid topic '\(publish.topic)'") }
-        if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
+        guard TopicName.isValid(publish.topic) else {
+            return (.protocolViolation("invalid topic '\(publish.topic)'"), false)
+        }
+        if publish.qos == .atMostOnce, publish.dup { return (.protocolViolation("QoS 0 PUBLISH with DUP set"), false) }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
-            return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
+            return (.protocolViolation("QoS > 0 PUBLISH without a packet identifier"), false)
         }
         let message = BrokerMessage(
             topic: publish.topic,
@@ -366,6 +378,8 @@ struct ClientConnection: Sendable {
         return self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
+            let backlog = core.sessions.backlogEvents
+            let congestion = core.congestionEvents
             switch publish.qos {
             case .atMostOnce:
                 core.sessions.publish(message, into: &outputs)
@@ -380,7 +394,8 @@ struct ClientConnection: Sendable {
                 reply = .pubrec(packetID)
             }
             core.dispatch(outputs, logger: logger)
-            return reply.flatMap { Self.reply($0, on: outbox) }
+            let congesting = core.sessions.backlogEvents != backlog || core.congestionEvents != congestion
+            return (reply.flatMap { Self.reply($0, on: outbox) }, congesting)
         }
     }
 }

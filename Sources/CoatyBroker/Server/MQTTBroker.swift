@@ -44,6 +44,8 @@ public final class MQTTBroker: Sendable {
         var sessions: BrokerSessions
         var outboxes: [ConnectionID: Outbox] = [:]
         var droppedQoS0 = 0
+        /// How often a publish was queued to a socket queue at least half full (see ``Outbox``).
+        var congestionEvents = 0
     }
 
     private init(listener: TCPListener, configuration: Configuration) {
@@ -262,6 +264,7 @@ extension MQTTBroker.Core {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
                 let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
+                if result == .queuedCongested || result == .dropped { self.congestionEvents &+= 1 }
                 if result == .overflow {
                     logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
                     outbox.abort()

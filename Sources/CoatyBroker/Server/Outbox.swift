@@ -19,6 +19,8 @@ final class Outbox: Sendable {
     /// What ``enqueue(_:droppable:)`` did.
     enum EnqueueResult: Sendable, Equatable {
         case queued
+        /// Queued, but the queue is at least half full: the producer should yield to the writer.
+        case queuedCongested
         case dropped
         case overflow
     }
@@ -61,7 +63,7 @@ final class Outbox: Sendable {
                 state.items = []
                 return (.queued, (waiter, items))
             }
-            return (.queued, nil)
+            return (state.items.count * 2 >= self.capacity ? .queuedCongested : .queued, nil)
         }
         if let (waiter, items) = wake { waiter.resume(returning: items) }
         return result

@@ -51,6 +51,10 @@ struct BrokerSessions: Sendable {
     /// Messages dropped across all sessions because a queue was full.
     private(set) var droppedMessages = 0
 
+    /// How often a message for an online client had to wait in a session queue already a quarter full:
+    /// a sign that publishers outpace that subscriber. Readers use it to yield to the writers.
+    private(set) var backlogEvents = 0
+
     init(limits: Limits = Limits()) {
         self.limits = limits
         self.retained = RetainedStore(maximumCount: limits.maximumRetained)
@@ -183,9 +187,14 @@ struct BrokerSessions: Sendable {
             let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
             session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
             outputs.append(.publish(connection, message, packetID: packetID, dup: false))
-        } else if session.pending.append(message) != nil {
-            session.droppedMessages += 1
-            self.droppedMessages += 1
+        } else {
+            if session.connection != nil, session.pending.count * 4 >= session.pending.capacity {
+                self.backlogEvents &+= 1
+            }
+            if session.pending.append(message) != nil {
+                session.droppedMessages += 1
+                self.droppedMessages += 1
+            }
         }
         self.sessions[key] = session
     }

@@ -4,8 +4,8 @@ import CoatySockets
 import Synchronization
 
 /// Serves one client connection: a reader (this task) that decodes packets and updates the shared
-/// state, a writer child task that drains the connection's ``Outbox`` into the socket in batches, and a
-/// watchdog child task for the connect timeout and keep-alive.
+/// state, and a writer child task that drains the connection's ``Outbox`` into the socket in batches.
+/// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
     let socket: TCPConnection
@@ -58,11 +58,12 @@ struct ClientConnection: Sendable {
             hardLimit: 2 * self.configuration.maximumQueuedMessagesPerClient
                 + 2 * self.configuration.maximumInFlightMessagesPerClient + 16
         )
-        let watch = ActivityWatch(limit: self.configuration.connectTimeout)
+        let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
+        self.broker.watches.withLock { $0[self.id] = watch }
+        defer { _ = self.broker.watches.withLock { $0.removeValue(forKey: self.id) } }
         var state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
         let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
             group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
-            group.addTask { await watch.watch(self.socket) }
             let reason = await self.read(&state, outbox: outbox, watch: watch)
             switch reason {
             case .refused:
@@ -400,19 +401,22 @@ struct ClientConnection: Sendable {
     }
 }
 
-/// The connect-timeout and keep-alive watchdog of one connection.
+/// The connect-timeout and keep-alive deadline of one connection, checked by the broker's sweeper.
+///
+/// One broker-wide sweeper task checks every connection a few times per second instead of one sleeping
+/// task per connection, which keeps idle connections cheap.
 final class ActivityWatch: Sendable {
     private struct State: Sendable {
         var lastActivity: ContinuousClock.Instant
         var limit: Duration?
         var hasFired = false
-        /// Whether ``setLimit(_:)`` was called (CONNECT arrived); the limit does not change afterwards.
-        var isFinal = false
     }
 
     private let state: Mutex<State>
+    private let socket: TCPConnection
 
-    init(limit: Duration?) {
+    init(socket: TCPConnection, limit: Duration?) {
+        self.socket = socket
         self.state = Mutex(State(lastActivity: .now, limit: limit))
     }
 
@@ -426,33 +430,19 @@ final class ActivityWatch: Sendable {
         self.state.withLock {
             $0.limit = limit
             $0.lastActivity = .now
-            $0.isFinal = true
         }
     }
 
-    /// Whether the watchdog closed the connection.
+    /// Whether the deadline passed and the socket was closed.
     var hasFired: Bool { self.state.withLock { $0.hasFired } }
 
-    /// Closes `socket` once the allowed silence has passed; returns early when cancelled.
-    func watch(_ socket: TCPConnection) async {
-        while !Task.isCancelled {
-            let deadline: ContinuousClock.Instant? = self.state.withLock { state in
-                guard let limit = state.limit else { return nil }
-                let now = ContinuousClock.now
-                let deadline = state.lastActivity + limit
-                if deadline <= now {
-                    state.hasFired = true
-                    return nil
-                }
-                // Until CONNECT the limit may still shrink to the keep-alive: re-check every 250 ms.
-                return state.isFinal ? deadline : min(deadline, now + .milliseconds(250))
-            }
-            guard let deadline else {
-                // Either the limit passed (close, which wakes the reader) or keep-alive is off.
-                if self.hasFired { socket.close() }
-                return
-            }
-            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+    /// Closes the socket (which wakes the reader) if the allowed silence has passed.
+    func check(now: ContinuousClock.Instant) {
+        let expired = self.state.withLock { state -> Bool in
+            guard !state.hasFired, let limit = state.limit, state.lastActivity + limit <= now else { return false }
+            state.hasFired = true
+            return true
         }
+        if expired { self.socket.close() }
     }
 }

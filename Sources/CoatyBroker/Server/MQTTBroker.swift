@@ -28,6 +28,8 @@ public final class MQTTBroker: Sendable {
 
     let listener: TCPListener
     let core: Mutex<Core>
+    /// The deadline of every open connection, checked by the sweeper in ``run()``.
+    let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: Logger
     private let nextConnectionID = Atomic<UInt64>(1)
     private let nextAssignedClientID = Atomic<UInt64>(1)
@@ -118,6 +120,7 @@ public final class MQTTBroker: Sendable {
             self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
         }
         try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.sweepDeadlines() }
             var transientFailures = 0
             while true {
                 let socket: TCPConnection
@@ -141,6 +144,16 @@ public final class MQTTBroker: Sendable {
                     await ClientConnection(broker: self, socket: socket, id: id).serve()
                 }
             }
+        }
+    }
+
+    /// Enforces connect timeouts and keep-alives: every 250 ms, closes connections past their deadline.
+    private func sweepDeadlines() async throws {
+        while true {
+            try await Task.sleep(for: .milliseconds(250))
+            let watches = self.watches.withLock { Array($0.values) }
+            let now = ContinuousClock.now
+            for watch in watches { watch.check(now: now) }
         }
     }
 

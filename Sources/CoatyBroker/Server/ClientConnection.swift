@@ -44,8 +44,11 @@ struct ClientConnection: Sendable {
         var session: SessionID?
         var clientID: String?
         var sawFirstByte = false
-        /// Set when this client's publishes met a filling queue; the reader then yields to the writers.
-        var isCongesting = false
+        /// Sessions and connections whose queues this client's publishes found filling up.
+        var congestedSessions: Set<SessionID> = []
+        var congestedConnections: Set<ConnectionID> = []
+        /// Consumers found stuck, with their progress counter then: not waited for until it moves.
+        var stuckConsumers: [String: UInt64] = [:]
     }
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
@@ -175,12 +178,9 @@ struct ClientConnection: Sendable {
                 if let reason = self.handle(packet, state: &state, outbox: outbox, watch: watch) {
                     return reason
                 }
-            }
-            if state.isCongesting {
-                // Soft flow control: this publisher outpaces some subscriber. Give the writers and the
-                // subscribers' readers CPU time before reading more, without ever waiting on a client.
-                state.isCongesting = false
-                for _ in 0..<32 { await Task.yield() }
+                if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty {
+                    await self.pace(&state)
+                }
             }
         }
     }
@@ -205,9 +205,7 @@ struct ClientConnection: Sendable {
         case .connack, .suback, .unsuback, .pingresp:
             return .protocolViolation("\(packet.type) is a server-to-client packet")
         case .publish(let publish):
-            let (reason, congesting) = self.handlePublish(publish, session: session, clientID: state.clientID ?? "", outbox: outbox)
-            if congesting { state.isCongesting = true }
-            return reason
+            return self.handlePublish(publish, session: session, state: &state, outbox: outbox)
         case .puback(let packetID):
             return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
         case .pubrec(let packetID):
@@ -264,6 +262,52 @@ struct ClientConnection: Sendable {
         case .disconnect:
             self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
             return .disconnected
+        }
+    }
+
+    /// Flow control for a publisher that outpaces some subscriber.
+    ///
+    /// Before reading more from this client, waits in 200 µs steps (at most 10 ms per read) while a
+    /// congested subscriber is **making progress** (acknowledging, or its writer taking batches). When
+    /// no congested subscriber made progress for 1 ms they are treated as stuck and no longer waited for: their
+    /// queue bound and drop policy apply instead, so a stuck client cannot stall publishers.
+    private func pace(_ state: inout ReaderState) async {
+        let sessions = state.congestedSessions
+        let connections = state.congestedConnections
+        state.congestedSessions = []
+        state.congestedConnections = []
+        func snapshot() -> [String: UInt64] {
+            self.broker.core.withLock { core in
+                var progress: [String: UInt64] = [:]
+                for id in sessions {
+                    if let backlog = core.sessions.backlog(of: id), backlog.isCongested {
+                        progress["\(id)"] = backlog.acknowledgements
+                    }
+                }
+                for id in connections {
+                    if let backlog = core.outboxes[id]?.backlog, backlog.isCongested {
+                        progress["\(id)"] = backlog.batchesTaken
+                    }
+                }
+                return progress
+            }
+        }
+        // Skip consumers already found stuck that have not moved since.
+        var previous = snapshot().filter { state.stuckConsumers[$0.key] != $0.value }
+        var stalledSteps = 0
+        for _ in 0..<50 where !previous.isEmpty {
+            do { try await Task.sleep(for: .microseconds(200)) } catch { return }
+            let current = snapshot()
+            // Keep waiting only while a consumer that is still congested made progress within 1 ms
+            // (a writer may legitimately sit in one socket write for a while).
+            let progressing = current.contains { key, value in previous[key].map { value != $0 } ?? false }
+            stalledSteps = progressing ? 0 : stalledSteps + 1
+            if stalledSteps >= 5 {
+                if state.stuckConsumers.count > 1000 { state.stuckConsumers = [:] }
+                for (key, value) in current where previous[key] == value { state.stuckConsumers[key] = value }
+                return
+            }
+            if progressing { previous = current } else { previous = previous.filter { current[$0.key] != nil } }
         }
     }
 
@@ -351,16 +395,17 @@ struct ClientConnection: Sendable {
     private func handlePublish(
         _ publish: MQTTPublishPacket,
         session: SessionID,
-        clientID: String,
+        state: inout ReaderState,
         outbox: Outbox
-    ) -> (CloseReason?, congesting: Bool) {
+    ) -> CloseReason? {
+        let clientID = state.clientID ?? ""
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
         guard TopicName.isValid(publish.topic) else {
-            return (.protocolViolation("invalid topic '\(publish.topic)'"), false)
+            return .protocolViolation("invalid topic '\(publish.topic)'")
         }
-        if publish.qos == .atMostOnce, publish.dup { return (.protocolViolation("QoS 0 PUBLISH with DUP set"), false) }
+        if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
-            return (.protocolViolation("QoS > 0 PUBLISH without a packet identifier"), false)
+            return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
         }
         let message = BrokerMessage(
             topic: publish.topic,
@@ -376,11 +421,9 @@ struct ClientConnection: Sendable {
             ]
         )
         let logger = self.logger
-        return self.broker.core.withLock { core in
+        let (reason, sessions, connections) = self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
-            let backlog = core.sessions.backlogEvents
-            let congestion = core.congestionEvents
             switch publish.qos {
             case .atMostOnce:
                 core.sessions.publish(message, into: &outputs)
@@ -395,9 +438,14 @@ struct ClientConnection: Sendable {
                 reply = .pubrec(packetID)
             }
             core.dispatch(outputs, logger: logger)
-            let congesting = core.sessions.backlogEvents != backlog || core.congestionEvents != congestion
-            return (reply.flatMap { Self.reply($0, on: outbox) }, congesting)
+            let sessions = core.sessions.takeCongestedSessions()
+            let connections = core.congestedConnections
+            core.congestedConnections = []
+            return (reply.flatMap { Self.reply($0, on: outbox) }, sessions, connections)
         }
+        state.congestedSessions.formUnion(sessions)
+        state.congestedConnections.formUnion(connections)
+        return reason
     }
 }
 

@@ -46,8 +46,9 @@ public final class MQTTBroker: Sendable {
         var sessions: BrokerSessions
         var outboxes: [ConnectionID: Outbox] = [:]
         var droppedQoS0 = 0
-        /// How often a publish was queued to a socket queue at least half full (see ``Outbox``).
-        var congestionEvents = 0
+        /// Connections whose socket queue was at least half full when a publish was queued, since the
+        /// publishing reader last looked (see ``ClientConnection``'s flow control).
+        var congestedConnections: Set<ConnectionID> = []
     }
 
     private init(listener: TCPListener, configuration: Configuration) {
@@ -277,7 +278,7 @@ extension MQTTBroker.Core {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
                 let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
-                if result == .queuedCongested || result == .dropped { self.congestionEvents &+= 1 }
+                if result == .queuedCongested || result == .dropped { self.congestedConnections.insert(connection) }
                 if result == .overflow {
                     logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
                     outbox.abort()

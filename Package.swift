@@ -95,7 +95,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CoatyBrokerTests",
-            dependencies: ["CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "CoatyTesting"],
+            dependencies: [
+                "CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "CoatyTesting", "CoatyMQTT",
+                "CoatyCommunication",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

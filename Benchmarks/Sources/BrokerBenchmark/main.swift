@@ -1,2 +1,354 @@
-// Placeholder until the benchmark is written.
-print("BrokerBenchmark: not written yet")
+// BrokerBenchmark: the embedded MQTTBroker against mosquitto, same load from the same clients.
+//
+//   swift run -c release --package-path Benchmarks BrokerBenchmark
+//
+// Both brokers run as child processes of this benchmark (the embedded one by re-executing this binary
+// with `serve`), so throughput and resident memory are measured the same way. The load generator is a
+// blocking raw-MQTT client per thread (LoadClient.swift). Scenarios: fan-in (4 publishers → 1
+// subscriber), fan-out (1 → 8), point-to-point (4 independent pairs), each at QoS 0 and QoS 1, counted
+// as messages delivered to subscribers per second. Then the memory of 500 idle connections.
+import CoatyBroker
+import Foundation
+import Glibc
+import Synchronization
+
+// MARK: - Serve mode (child process)
+
+if CommandLine.arguments.dropFirst().first == "serve" {
+    let broker = try MQTTBroker.bind(host: "127.0.0.1", port: 0)
+    FileHandle.standardOutput.write(Data("\(broker.port)\n".utf8))
+    try await broker.run()
+    exit(0)
+}
+
+// MARK: - Broker processes
+
+/// A broker under test, running as a child process.
+struct BrokerProcess {
+    let name: String
+    let process: Process
+    let port: Int
+
+    var residentKiB: Int { Self.residentKiB(pid: self.process.processIdentifier) }
+
+    static func residentKiB(pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        return 0
+    }
+
+    static func embedded() throws -> BrokerProcess {
+        let process = Process()
+        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["serve"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { throw LoadClient.Failure.protocolError("embedded broker did not start") }
+            line += data
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let port = Int(text) else { throw LoadClient.Failure.protocolError("bad port \(text)") }
+        return BrokerProcess(name: "embedded", process: process, port: port)
+    }
+
+    static func mosquitto() throws -> BrokerProcess {
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/sbin/mosquitto")
+        process.arguments = ["-p", "\(port)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait for readiness: retry connecting (connection refused until mosquitto listens).
+        for _ in 0..<500 {
+            if (try? LoadClient(port: port, clientID: "probe")) != nil {
+                return BrokerProcess(name: "mosquitto", process: process, port: port)
+            }
+            usleep(10_000)
+        }
+        throw LoadClient.Failure.protocolError("mosquitto did not start")
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                guard bind(fd, pointer, length) == 0 else { return Int32(-1) }
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        guard rc == 0 else { throw LoadClient.Failure.system("bind", errno) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func stop() {
+        self.process.terminate()
+        self.process.waitUntilExit()
+    }
+}
+
+// MARK: - Scenarios
+
+struct Scenario: Sendable {
+    enum Shape: Sendable { case fanIn, fanOut, pointToPoint }
+    var name: String
+    var shape: Shape
+    var qos: UInt8
+    var messagesPerPublisher: Int
+
+    var publishers: Int {
+        switch self.shape {
+        case .fanIn: 4
+        case .fanOut: 1
+        case .pointToPoint: 4
+        }
+    }
+
+    var subscribers: Int {
+        switch self.shape {
+        case .fanIn: 1
+        case .fanOut: 8
+        case .pointToPoint: 4
+        }
+    }
+
+    func publishTopic(_ publisher: Int) -> String {
+        switch self.shape {
+        case .fanIn: "bench/in/\(publisher)"
+        case .fanOut: "bench/out"
+        case .pointToPoint: "bench/p2p/\(publisher)"
+        }
+    }
+
+    func filter(_ subscriber: Int) -> String {
+        switch self.shape {
+        case .fanIn: "bench/in/+"
+        case .fanOut: "bench/out"
+        case .pointToPoint: "bench/p2p/\(subscriber)"
+        }
+    }
+
+    func expected(_ subscriber: Int) -> Int {
+        switch self.shape {
+        case .fanIn: self.publishers * self.messagesPerPublisher
+        case .fanOut, .pointToPoint: self.messagesPerPublisher
+        }
+    }
+}
+
+struct ScenarioResult: Sendable {
+    var delivered: Int
+    var expected: Int
+    var seconds: Double
+    var failures: [String]
+
+    var rate: Double { self.seconds > 0 ? Double(self.delivered) / self.seconds : 0 }
+}
+
+/// Shared progress of one scenario run, updated by the client threads.
+final class RunState: Sendable {
+    let ready = Atomic<Int>(0)
+    let finished = Atomic<Int>(0)
+    let go = Atomic<Bool>(false)
+    let delivered = Atomic<Int>(0)
+    let lastDelivery = Mutex<ContinuousClock.Instant?>(nil)
+    let failures = Mutex<[String]>([])
+
+    func fail(_ message: String) { self.failures.withLock { $0.append(message) } }
+
+    func waitUntil(_ condition: () -> Bool) {
+        while !condition() { usleep(200) }
+    }
+}
+
+func runSubscriber(_ scenario: Scenario, index: Int, port: Int, state: RunState) {
+    do {
+        let client = try LoadClient(port: port, clientID: "bench-sub-\(index)")
+        try client.send(Packets.subscribe(scenario.filter(index), qos: scenario.qos))
+        _ = try client.nextPacket()
+        client.setReceiveTimeout(seconds: 3)
+        state.ready.add(1, ordering: .sequentiallyConsistent)
+        let expected = scenario.expected(index)
+        var received = 0
+        var acks: [UInt8] = []
+        while received < expected {
+            do {
+                try client.nextPackets { type, flags, body in
+                    guard type == 3 else { return }
+                    received += 1
+                    if flags & 0x06 != 0, body.count >= 2 {
+                        let topicLength = Int(body[body.startIndex]) << 8 | Int(body[body.startIndex + 1])
+                        let idStart = body.startIndex + 2 + topicLength
+                        acks += [0x40, 0x02, body[idStart], body[idStart + 1]]
+                    }
+                }
+            } catch LoadClient.Failure.idle {
+                break  // nothing for 3 s: the rest was dropped
+            }
+            if !acks.isEmpty {
+                try client.send(acks)
+                acks.removeAll(keepingCapacity: true)
+            }
+            let now = ContinuousClock.now
+            state.lastDelivery.withLock { last in
+                if last.map({ $0 < now }) ?? true { last = now }
+            }
+        }
+        state.delivered.add(received, ordering: .relaxed)
+        try? client.send([0xE0, 0x00])
+    } catch {
+        state.fail("subscriber \(index): \(error)")
+    }
+    state.finished.add(1, ordering: .sequentiallyConsistent)
+}
+
+func runPublisher(_ scenario: Scenario, index: Int, port: Int, state: RunState) {
+    do {
+        let client = try LoadClient(port: port, clientID: "bench-pub-\(index)")
+        state.ready.add(1, ordering: .sequentiallyConsistent)
+        state.waitUntil { state.go.load(ordering: .sequentiallyConsistent) }
+        let payload = [UInt8](repeating: 0x42, count: 64)
+        let topic = scenario.publishTopic(index)
+        let batch = scenario.qos == 0 ? 100 : 64  // QoS 1: a window of 64 unacknowledged publishes
+        var sent = 0
+        var packetID: UInt16 = 0
+        var buffer: [UInt8] = []
+        while sent < scenario.messagesPerPublisher {
+            buffer.removeAll(keepingCapacity: true)
+            let count = min(batch, scenario.messagesPerPublisher - sent)
+            for _ in 0..<count {
+                packetID = packetID == UInt16.max ? 1 : packetID + 1
+                buffer += Packets.publish(topic: topic, payload: payload, qos: scenario.qos, packetID: packetID)
+            }
+            try client.send(buffer)
+            sent += count
+            if scenario.qos > 0 {
+                var acknowledged = 0
+                while acknowledged < count {
+                    try client.nextPackets { type, _, _ in if type == 4 { acknowledged += 1 } }
+                }
+            }
+        }
+        try client.send([0xE0, 0x00])
+    } catch {
+        state.fail("publisher \(index): \(error)")
+    }
+    state.finished.add(1, ordering: .sequentiallyConsistent)
+}
+
+func run(_ scenario: Scenario, port: Int) -> ScenarioResult {
+    let state = RunState()
+    for index in 0..<scenario.subscribers {
+        Thread.detachNewThread { runSubscriber(scenario, index: index, port: port, state: state) }
+    }
+    state.waitUntil { state.ready.load(ordering: .sequentiallyConsistent) == scenario.subscribers }
+    for index in 0..<scenario.publishers {
+        Thread.detachNewThread { runPublisher(scenario, index: index, port: port, state: state) }
+    }
+    let everyone = scenario.subscribers + scenario.publishers
+    state.waitUntil { state.ready.load(ordering: .sequentiallyConsistent) == everyone }
+    let start = ContinuousClock.now
+    state.go.store(true, ordering: .sequentiallyConsistent)
+    state.waitUntil { state.finished.load(ordering: .sequentiallyConsistent) == everyone }
+    let end = state.lastDelivery.withLock { $0 } ?? start
+    let expected = (0..<scenario.subscribers).reduce(0) { $0 + scenario.expected($1) }
+    let elapsed = end - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return ScenarioResult(
+        delivered: state.delivered.load(ordering: .sequentiallyConsistent),
+        expected: expected,
+        seconds: seconds,
+        failures: state.failures.withLock { $0 }
+    )
+}
+
+/// Opens `count` idle connections and returns the broker's resident memory growth per connection.
+func idleMemoryPerConnection(_ broker: BrokerProcess, count: Int) throws -> Double {
+    let before = broker.residentKiB
+    var clients: [LoadClient] = []
+    for index in 0..<count {
+        let client = try LoadClient(port: broker.port, clientID: "idle-\(index)")
+        try client.send(Packets.subscribe("idle/\(index)", qos: 1))
+        _ = try client.nextPacket()
+        clients.append(client)
+    }
+    let after = broker.residentKiB
+    clients.removeAll()
+    return Double(after - before) / Double(count)
+}
+
+// MARK: - Main
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+func format(_ value: Double, decimals: Int = 0) -> String {
+    String(format: "%.\(decimals)f", value)
+}
+
+let scenarios = [
+    Scenario(name: "fan-in 4→1 QoS 0", shape: .fanIn, qos: 0, messagesPerPublisher: 50_000),
+    Scenario(name: "fan-in 4→1 QoS 1", shape: .fanIn, qos: 1, messagesPerPublisher: 20_000),
+    Scenario(name: "fan-out 1→8 QoS 0", shape: .fanOut, qos: 0, messagesPerPublisher: 25_000),
+    Scenario(name: "fan-out 1→8 QoS 1", shape: .fanOut, qos: 1, messagesPerPublisher: 10_000),
+    Scenario(name: "p2p 4×(1→1) QoS 0", shape: .pointToPoint, qos: 0, messagesPerPublisher: 50_000),
+    Scenario(name: "p2p 4×(1→1) QoS 1", shape: .pointToPoint, qos: 1, messagesPerPublisher: 20_000),
+]
+
+print("BrokerBenchmark: embedded MQTTBroker vs mosquitto (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+print("64-byte payloads; msgs/s = messages delivered to subscribers per second; best of 2 runs each\n")
+print(pad("scenario", 20) + pad("embedded msgs/s", 18) + pad("mosquitto msgs/s", 18) + pad("ratio", 8) + "delivered (embedded / mosquitto)")
+
+var ratios: [Double] = []
+// BROKER_BENCHMARK_ONLY=<substring> runs only matching scenarios (for investigating one of them).
+let only = ProcessInfo.processInfo.environment["BROKER_BENCHMARK_ONLY"]
+for scenario in scenarios where only.map({ scenario.name.contains($0) }) ?? true {
+    var best: [String: ScenarioResult] = [:]
+    for _ in 0..<2 {
+        for makeBroker in [BrokerProcess.embedded, BrokerProcess.mosquitto] {
+            let broker = try makeBroker()
+            let result = run(scenario, port: broker.port)
+            broker.stop()
+            for failure in result.failures { print("  ! \(broker.name): \(failure)") }
+            if let previous = best[broker.name], previous.rate >= result.rate { continue }
+            best[broker.name] = result
+        }
+    }
+    guard let ours = best["embedded"], let theirs = best["mosquitto"] else { continue }
+    let ratio = theirs.rate > 0 ? ours.rate / theirs.rate : 0
+    ratios.append(ratio)
+    print(
+        pad(scenario.name, 20) + pad(format(ours.rate), 18) + pad(format(theirs.rate), 18)
+            + pad(format(ratio, decimals: 2) + "×", 8)
+            + "\(ours.delivered)/\(ours.expected) / \(theirs.delivered)/\(theirs.expected)"
+    )
+}
+let geometricMean = exp(ratios.map { log(max($0, 1e-9)) }.reduce(0, +) / Double(max(ratios.count, 1)))
+print("\ngeometric mean throughput ratio (embedded / mosquitto): \(format(geometricMean, decimals: 2))×")
+
+let idleCount = 500
+var memory: [String: Double] = [:]
+for makeBroker in [BrokerProcess.embedded, BrokerProcess.mosquitto] {
+    let broker = try makeBroker()
+    memory[broker.name] = try idleMemoryPerConnection(broker, count: idleCount)
+    broker.stop()
+}
+let ourMemory = memory["embedded"] ?? 0
+let theirMemory = memory["mosquitto"] ?? 0
+print(
+    "memory per idle connection (\(idleCount) connections, one subscription each, VmRSS growth): "
+        + "embedded \(format(ourMemory, decimals: 1)) KiB, mosquitto \(format(theirMemory, decimals: 1)) KiB, "
+        + "ratio \(format(theirMemory > 0 ? ourMemory / theirMemory : 0, decimals: 2))×"
+)

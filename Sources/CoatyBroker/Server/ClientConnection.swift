@@ -4,8 +4,8 @@ import CoatySockets
 import Synchronization
 
 /// Serves one client connection: a reader (this task) that decodes packets and updates the shared
-/// state, a writer child task that drains the connection's ``Outbox`` into the socket in batches, and a
-/// watchdog child task for the connect timeout and keep-alive.
+/// state, and a writer child task that drains the connection's ``Outbox`` into the socket in batches.
+/// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
     let socket: TCPConnection
@@ -44,6 +44,11 @@ struct ClientConnection: Sendable {
         var session: SessionID?
         var clientID: String?
         var sawFirstByte = false
+        /// Sessions and connections whose queues this client's publishes found filling up.
+        var congestedSessions: Set<SessionID> = []
+        var congestedConnections: Set<ConnectionID> = []
+        /// Consumers found stuck, with their progress counter then: not waited for until it moves.
+        var stuckConsumers: [String: UInt64] = [:]
     }
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
@@ -56,11 +61,12 @@ struct ClientConnection: Sendable {
             hardLimit: 2 * self.configuration.maximumQueuedMessagesPerClient
                 + 2 * self.configuration.maximumInFlightMessagesPerClient + 16
         )
-        let watch = ActivityWatch(limit: self.configuration.connectTimeout)
+        let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
+        self.broker.watches.withLock { $0[self.id] = watch }
+        defer { _ = self.broker.watches.withLock { $0.removeValue(forKey: self.id) } }
         var state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
         let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
             group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
-            group.addTask { await watch.watch(self.socket) }
             let reason = await self.read(&state, outbox: outbox, watch: watch)
             switch reason {
             case .refused:
@@ -148,6 +154,9 @@ struct ClientConnection: Sendable {
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
             watch.touch()
+            // A read that finds data does not suspend; yield so that a client that keeps sending cannot
+            // monopolise an executor thread and starve the writers that drain its messages.
+            await Task.yield()
             if !state.sawFirstByte {
                 state.sawFirstByte = true
                 // Reject a non-CONNECT first packet from its first byte, before buffering anything.
@@ -168,6 +177,9 @@ struct ClientConnection: Sendable {
                 }
                 if let reason = self.handle(packet, state: &state, outbox: outbox, watch: watch) {
                     return reason
+                }
+                if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty {
+                    await self.pace(&state)
                 }
             }
         }
@@ -193,7 +205,7 @@ struct ClientConnection: Sendable {
         case .connack, .suback, .unsuback, .pingresp:
             return .protocolViolation("\(packet.type) is a server-to-client packet")
         case .publish(let publish):
-            return self.handlePublish(publish, session: session, clientID: state.clientID ?? "", outbox: outbox)
+            return self.handlePublish(publish, session: session, state: &state, outbox: outbox)
         case .puback(let packetID):
             return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
         case .pubrec(let packetID):
@@ -250,6 +262,52 @@ struct ClientConnection: Sendable {
         case .disconnect:
             self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
             return .disconnected
+        }
+    }
+
+    /// Flow control for a publisher that outpaces some subscriber.
+    ///
+    /// Before reading more from this client, waits in 200 µs steps (at most 10 ms per read) while a
+    /// congested subscriber is **making progress** (acknowledging, or its writer taking batches). When
+    /// no congested subscriber made progress for 1 ms they are treated as stuck and no longer waited for: their
+    /// queue bound and drop policy apply instead, so a stuck client cannot stall publishers.
+    private func pace(_ state: inout ReaderState) async {
+        let sessions = state.congestedSessions
+        let connections = state.congestedConnections
+        state.congestedSessions = []
+        state.congestedConnections = []
+        func snapshot() -> [String: UInt64] {
+            self.broker.core.withLock { core in
+                var progress: [String: UInt64] = [:]
+                for id in sessions {
+                    if let backlog = core.sessions.backlog(of: id), backlog.isCongested {
+                        progress["\(id)"] = backlog.acknowledgements
+                    }
+                }
+                for id in connections {
+                    if let backlog = core.outboxes[id]?.backlog, backlog.isCongested {
+                        progress["\(id)"] = backlog.batchesTaken
+                    }
+                }
+                return progress
+            }
+        }
+        // Skip consumers already found stuck that have not moved since.
+        var previous = snapshot().filter { state.stuckConsumers[$0.key] != $0.value }
+        var stalledSteps = 0
+        for _ in 0..<50 where !previous.isEmpty {
+            do { try await Task.sleep(for: .microseconds(200)) } catch { return }
+            let current = snapshot()
+            // Keep waiting only while a consumer that is still congested made progress within 1 ms
+            // (a writer may legitimately sit in one socket write for a while).
+            let progressing = current.contains { key, value in previous[key].map { value != $0 } ?? false }
+            stalledSteps = progressing ? 0 : stalledSteps + 1
+            if stalledSteps >= 5 {
+                if state.stuckConsumers.count > 1000 { state.stuckConsumers = [:] }
+                for (key, value) in current where previous[key] == value { state.stuckConsumers[key] = value }
+                return
+            }
+            if progressing { previous = current } else { previous = previous.filter { current[$0.key] != nil } }
         }
     }
 
@@ -337,11 +395,14 @@ struct ClientConnection: Sendable {
     private func handlePublish(
         _ publish: MQTTPublishPacket,
         session: SessionID,
-        clientID: String,
+        state: inout ReaderState,
         outbox: Outbox
     ) -> CloseReason? {
+        let clientID = state.clientID ?? ""
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
-        guard TopicName.isValid(publish.topic) else { return .protocolViolation("invalid topic '\(publish.topic)'") }
+        guard TopicName.isValid(publish.topic) else {
+            return .protocolViolation("invalid topic '\(publish.topic)'")
+        }
         if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
             return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
@@ -360,7 +421,7 @@ struct ClientConnection: Sendable {
             ]
         )
         let logger = self.logger
-        return self.broker.core.withLock { core in
+        let (reason, sessions, connections) = self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
             switch publish.qos {
@@ -377,24 +438,33 @@ struct ClientConnection: Sendable {
                 reply = .pubrec(packetID)
             }
             core.dispatch(outputs, logger: logger)
-            return reply.flatMap { Self.reply($0, on: outbox) }
+            let sessions = core.sessions.takeCongestedSessions()
+            let connections = core.congestedConnections
+            core.congestedConnections = []
+            return (reply.flatMap { Self.reply($0, on: outbox) }, sessions, connections)
         }
+        state.congestedSessions.formUnion(sessions)
+        state.congestedConnections.formUnion(connections)
+        return reason
     }
 }
 
-/// The connect-timeout and keep-alive watchdog of one connection.
+/// The connect-timeout and keep-alive deadline of one connection, checked by the broker's sweeper.
+///
+/// One broker-wide sweeper task checks every connection a few times per second instead of one sleeping
+/// task per connection, which keeps idle connections cheap.
 final class ActivityWatch: Sendable {
     private struct State: Sendable {
         var lastActivity: ContinuousClock.Instant
         var limit: Duration?
         var hasFired = false
-        /// Whether ``setLimit(_:)`` was called (CONNECT arrived); the limit does not change afterwards.
-        var isFinal = false
     }
 
     private let state: Mutex<State>
+    private let socket: TCPConnection
 
-    init(limit: Duration?) {
+    init(socket: TCPConnection, limit: Duration?) {
+        self.socket = socket
         self.state = Mutex(State(lastActivity: .now, limit: limit))
     }
 
@@ -408,33 +478,19 @@ final class ActivityWatch: Sendable {
         self.state.withLock {
             $0.limit = limit
             $0.lastActivity = .now
-            $0.isFinal = true
         }
     }
 
-    /// Whether the watchdog closed the connection.
+    /// Whether the deadline passed and the socket was closed.
     var hasFired: Bool { self.state.withLock { $0.hasFired } }
 
-    /// Closes `socket` once the allowed silence has passed; returns early when cancelled.
-    func watch(_ socket: TCPConnection) async {
-        while !Task.isCancelled {
-            let deadline: ContinuousClock.Instant? = self.state.withLock { state in
-                guard let limit = state.limit else { return nil }
-                let now = ContinuousClock.now
-                let deadline = state.lastActivity + limit
-                if deadline <= now {
-                    state.hasFired = true
-                    return nil
-                }
-                // Until CONNECT the limit may still shrink to the keep-alive: re-check every 250 ms.
-                return state.isFinal ? deadline : min(deadline, now + .milliseconds(250))
-            }
-            guard let deadline else {
-                // Either the limit passed (close, which wakes the reader) or keep-alive is off.
-                if self.hasFired { socket.close() }
-                return
-            }
-            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+    /// Closes the socket (which wakes the reader) if the allowed silence has passed.
+    func check(now: ContinuousClock.Instant) {
+        let expired = self.state.withLock { state -> Bool in
+            guard !state.hasFired, let limit = state.limit, state.lastActivity + limit <= now else { return false }
+            state.hasFired = true
+            return true
         }
+        if expired { self.socket.close() }
     }
 }

@@ -28,6 +28,8 @@ public final class MQTTBroker: Sendable {
 
     let listener: TCPListener
     let core: Mutex<Core>
+    /// The deadline of every open connection, checked by the sweeper in ``run()``.
+    let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: Logger
     private let nextConnectionID = Atomic<UInt64>(1)
     private let nextAssignedClientID = Atomic<UInt64>(1)
@@ -44,6 +46,9 @@ public final class MQTTBroker: Sendable {
         var sessions: BrokerSessions
         var outboxes: [ConnectionID: Outbox] = [:]
         var droppedQoS0 = 0
+        /// Connections whose socket queue was at least half full when a publish was queued, since the
+        /// publishing reader last looked (see ``ClientConnection``'s flow control).
+        var congestedConnections: Set<ConnectionID> = []
     }
 
     private init(listener: TCPListener, configuration: Configuration) {
@@ -116,6 +121,7 @@ public final class MQTTBroker: Sendable {
             self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
         }
         try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.sweepDeadlines() }
             var transientFailures = 0
             while true {
                 let socket: TCPConnection
@@ -139,6 +145,16 @@ public final class MQTTBroker: Sendable {
                     await ClientConnection(broker: self, socket: socket, id: id).serve()
                 }
             }
+        }
+    }
+
+    /// Enforces connect timeouts and keep-alives: every 250 ms, closes connections past their deadline.
+    private func sweepDeadlines() async throws {
+        while true {
+            try await Task.sleep(for: .milliseconds(250))
+            let watches = self.watches.withLock { Array($0.values) }
+            let now = ContinuousClock.now
+            for watch in watches { watch.check(now: now) }
         }
     }
 
@@ -262,6 +278,7 @@ extension MQTTBroker.Core {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
                 let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
+                if result == .queuedCongested || result == .dropped { self.congestedConnections.insert(connection) }
                 if result == .overflow {
                     logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
                     outbox.abort()

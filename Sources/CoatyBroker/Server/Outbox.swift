@@ -19,6 +19,8 @@ final class Outbox: Sendable {
     /// What ``enqueue(_:droppable:)`` did.
     enum EnqueueResult: Sendable, Equatable {
         case queued
+        /// Queued, but the queue is at least half full: the producer should yield to the writer.
+        case queuedCongested
         case dropped
         case overflow
     }
@@ -28,6 +30,8 @@ final class Outbox: Sendable {
         var waiter: CheckedContinuation<[Item]?, Never>?
         var isFinished = false
         var droppedCount = 0
+        /// Batches handed to the writer: the client's reading progress.
+        var batchesTaken: UInt64 = 0
     }
 
     /// Queued packets beyond which QoS 0 publishes are dropped.
@@ -59,9 +63,10 @@ final class Outbox: Sendable {
                 state.waiter = nil
                 let items = state.items
                 state.items = []
+                state.batchesTaken &+= 1
                 return (.queued, (waiter, items))
             }
-            return (.queued, nil)
+            return (state.items.count * 2 >= self.capacity ? .queuedCongested : .queued, nil)
         }
         if let (waiter, items) = wake { waiter.resume(returning: items) }
         return result
@@ -77,6 +82,7 @@ final class Outbox: Sendable {
                     if !state.items.isEmpty {
                         let items = state.items
                         state.items = []
+                        state.batchesTaken &+= 1
                         return .some(items)
                     }
                     if state.isFinished { return .some(nil) }
@@ -106,6 +112,11 @@ final class Outbox: Sendable {
         self.state.withLock { $0.items = [] }
         self.finish()
         self.socket.close()
+    }
+
+    /// Whether the queue is still at least half full, and how many batches the writer has taken so far.
+    var backlog: (isCongested: Bool, batchesTaken: UInt64) {
+        self.state.withLock { ($0.items.count * 2 >= self.capacity, $0.batchesTaken) }
     }
 
     /// The number of packets waiting for the writer.

@@ -51,6 +51,10 @@ struct BrokerSessions: Sendable {
     /// Messages dropped across all sessions because a queue was full.
     private(set) var droppedMessages = 0
 
+    /// Online sessions whose queue was at least a quarter full when a message had to wait in it, since
+    /// the last ``takeCongestedSessions()``: a sign that publishers outpace that subscriber.
+    private var congestedSessions: Set<SessionID> = []
+
     init(limits: Limits = Limits()) {
         self.limits = limits
         self.retained = RetainedStore(maximumCount: limits.maximumRetained)
@@ -183,9 +187,14 @@ struct BrokerSessions: Sendable {
             let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
             session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
             outputs.append(.publish(connection, message, packetID: packetID, dup: false))
-        } else if session.pending.append(message) != nil {
-            session.droppedMessages += 1
-            self.droppedMessages += 1
+        } else {
+            if session.connection != nil, session.pending.count * 4 >= session.pending.capacity {
+                self.congestedSessions.insert(session.id)
+            }
+            if session.pending.append(message) != nil {
+                session.droppedMessages += 1
+                self.droppedMessages += 1
+            }
         }
         self.sessions[key] = session
     }
@@ -250,6 +259,7 @@ struct BrokerSessions: Sendable {
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
             guard session.inFlight[index].state == .awaitingPubAck else { return .protocolViolation }
             session.inFlight.remove(at: index)
+            session.acknowledgements &+= 1
             Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
             return .ok
         } ?? .ok
@@ -266,6 +276,7 @@ struct BrokerSessions: Sendable {
                     return .protocolViolation
                 case .awaitingPubRec:
                     session.inFlight[index].state = .awaitingPubComp
+                    session.acknowledgements &+= 1
                     // The payload is no longer needed: the PUBLISH is never resent after PUBREL.
                     session.inFlight[index].message.payload = []
                 case .awaitingPubComp:
@@ -285,6 +296,7 @@ struct BrokerSessions: Sendable {
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
             guard session.inFlight[index].state == .awaitingPubComp else { return .protocolViolation }
             session.inFlight.remove(at: index)
+            session.acknowledgements &+= 1
             Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
             return .ok
         } ?? .ok
@@ -311,6 +323,23 @@ struct BrokerSessions: Sendable {
         let result = body(&session)
         self.sessions[key] = session
         return result
+    }
+
+    // MARK: - Flow control
+
+    /// Returns and forgets the sessions that became congested since the last call.
+    mutating func takeCongestedSessions() -> Set<SessionID> {
+        defer { self.congestedSessions = [] }
+        return self.congestedSessions
+    }
+
+    /// Whether a session's queue is still at least a quarter full, and how many acknowledgements its
+    /// client has sent so far; `nil` if the session is gone or offline.
+    func backlog(of id: SessionID) -> (isCongested: Bool, acknowledgements: UInt64)? {
+        guard let key = self.sessionKeys[id], let session = self.sessions[key], session.connection != nil else {
+            return nil
+        }
+        return (session.pending.count * 4 >= session.pending.capacity, session.acknowledgements)
     }
 
     // MARK: - Inspection

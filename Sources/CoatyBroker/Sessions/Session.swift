@@ -48,6 +48,8 @@ struct Session: Sendable {
     var nextPacketID: UInt16 = 1
     /// Messages dropped for this session because its queue was full.
     var droppedMessages = 0
+    /// Acknowledgements received (PUBACK, PUBREC, PUBCOMP for messages in flight): the client's progress.
+    var acknowledgements: UInt64 = 0
 
     init(id: SessionID, clientID: String, isPersistent: Bool, queueCapacity: Int) {
         self.id = id

@@ -56,7 +56,7 @@ struct InteropTests {
             #expect(broker.statistics.retainedMessages == 1)
             let clear = try await runProcess(
                 Self.mosquittoPub,
-                ["-h", "127.0.0.1", "-p", port, "-t", "interop/retained", "-n", "-r"]
+                ["-h", "127.0.0.1", "-p", port, "-t", "interop/retained", "-n", "-r", "-q", "1"]
             )
             #expect(clear.status == 0)
             #expect(broker.statistics.retainedMessages == 0)

@@ -1,4 +1,9 @@
 import Foundation
+import Synchronization
+
+/// Serialises `Process.run()`: concurrent launches from parallel tests crashed inside Foundation's
+/// `Process.run()` (memcpy while building the child's arguments/environment) on Linux.
+private let launchLock = Mutex(())
 
 /// The result of a finished child process.
 struct ProcessResult: Sendable {
@@ -23,7 +28,7 @@ func runProcess(_ executable: String, _ arguments: [String]) async throws -> Pro
     let status: Int32 = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
         process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
         do {
-            try process.run()
+            try launchLock.withLock { _ in try process.run() }
         } catch {
             process.terminationHandler = nil
             continuation.resume(throwing: error)

@@ -203,7 +203,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     }
 
     package func subscribe(to filters: [TopicFilter]) async throws {
-        try await self.subscribe(to: filters, qos: .atMostOnce)
+        try await self.subscribe(to: filters, qos: self.configuration.subscriptionQoS)
     }
 
     /// Subscribes to topic filters at a maximum QoS and waits for the SUBACK.

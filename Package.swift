@@ -98,7 +98,11 @@ let package = Package(
             dependencies: ["CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "CoatyTesting"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CoatyCLITests", dependencies: ["CoatyCLI"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CoatyCLITests",
+            dependencies: ["CoatyCLI", "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ExampleTests",
             dependencies: ["HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting"],

@@ -1,1 +1,35 @@
-@main struct CoatyCLI { static func main() {} }
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `coaty` command-line tool. `main` only parses, dispatches and maps errors to exit codes.
+@main
+enum CoatyCLI {
+    static func main() async {
+        let arguments = CommandLine.arguments.dropFirst()
+        let command: Command
+        do {
+            command = try Command(parsing: arguments)
+        } catch {
+            Console.error("\(error)\n\n\(Help.text(for: error.subcommand))\n")
+            exit(64)  // EX_USAGE
+        }
+        switch command {
+        case .help(let subcommand):
+            Console.line(Help.text(for: subcommand))
+        case .version:
+            Console.line(Help.version)
+        default:
+            do {
+                try await CommandRunner.run(command)
+            } catch is CancellationError {
+                exit(0)
+            } catch {
+                Console.error("error: \(error)\n")
+                exit(1)
+            }
+        }
+    }
+}

@@ -45,6 +45,23 @@ public protocol TransportConnection: Sendable {
     ///
     /// - Throws: ``TransportError`` if the connection is closed or lost.
     func unsubscribe(from filters: [TopicFilter]) async throws
+
+    /// Suspends until this connection is closed or lost, or the calling task is cancelled.
+    ///
+    /// The manager uses it to notice a lost connection while it has nothing to send. Transports that
+    /// cancel `body` when the connection is lost (as ``Transport/withConnection(_:onMessage:_:)``
+    /// requires) may rely on the default implementation, which suspends until the task is cancelled.
+    func waitUntilClosed() async
+}
+
+extension TransportConnection {
+    /// Suspends until the calling task is cancelled.
+    public func waitUntilClosed() async {
+        let (stream, continuation) = AsyncStream<Never>.makeStream()
+        // Iterating an AsyncStream ends when the iterating task is cancelled.
+        for await _ in stream {}
+        continuation.finish()
+    }
 }
 
 /// What a ``Transport`` needs to know to open one connection.

@@ -1,61 +1,233 @@
-/// The set of ``CoatyObject`` subclasses an agent decodes polymorphically, keyed by object type.
+/// The set of ``CoatyObject`` classes and factories an agent decodes polymorphically, keyed by object type.
 ///
 /// An app builds one family at bootstrap, registers each custom class once, and hands it to its
-/// configuration. It is an immutable value: there is no global registry. Decoding always falls back to
-/// the built-in core types: an object of an unknown object type decodes as the class of its core type
-/// and keeps its object type and extra fields.
+/// configuration. It is an immutable value once built: there is no global registry.
 ///
 /// ```swift
-/// let family: ObjectFamily = [Light.self, Switch.self]
+/// var family: ObjectFamily = [Light.self, Switch.self]
+/// family.register(objectType: "com.example.Lamp") { decoder, context in
+///     try Lamp(from: decoder, store: context as? LampStore)
+/// }
 /// ```
+///
+/// ## Choosing the class
+///
+/// An object's `objectType` picks the entry. Without one, decoding falls back to the built-in classes:
+/// the canonical core types (`coaty.Task` → ``CoatyTask``, …) and the SensorThings types, and then
+/// the class of the object's `coreType`. So an object of an unknown type `com.example.Robot` with core
+/// type `Task` decodes as a ``CoatyTask`` that keeps `objectType` and its extra fields in
+/// ``CoatyObject/customProperties``, and encodes back unchanged. An unknown `coreType` is an error.
+///
+/// ## Options
+///
+/// ``decodeObject(from:)`` and ``decodeObjects(from:)`` read ``ObjectDecodingOptions`` from the
+/// decoder's user info: the element-failure policy for arrays, identity tracking, and the context for
+/// factories. For the common case use ``CoatyJSONDecoder`` or `family.decode(_:from:options:)`.
 public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
-    private var classes: [String: CoatyObject.Type] = [:]
+    /// A function that builds an object from a decoder, given the per-decode factory context.
+    ///
+    /// - Parameters:
+    ///   - decoder: The decoder positioned at the object's JSON.
+    ///   - context: ``ObjectDecodingOptions/factoryContext`` of the current decode.
+    public typealias Factory = @Sendable (_ decoder: any Decoder, _ context: (any Sendable)?) throws -> CoatyObject
 
-    /// Creates a family of the built-in core types and `types`.
+    enum Entry: Sendable {
+        case type(CoatyObject.Type)
+        case factory(Factory)
+    }
+
+    private var entries: [String: Entry]
+
+    /// Creates a family of the built-in types and `types`.
+    ///
+    /// - Parameter types: Classes to register under their class property `objectType`.
     public init(_ types: [CoatyObject.Type] = []) {
+        self.entries = Self.builtInEntries
         for type in types { self.register(type) }
     }
 
+    /// Creates a family of the built-in types and the listed classes.
     public init(arrayLiteral elements: CoatyObject.Type...) {
         self.init(elements)
     }
 
     /// Registers `type` under its class property `objectType`, replacing an earlier registration.
     public mutating func register(_ type: CoatyObject.Type) {
-        self.classes[type.objectType] = type
+        self.entries[type.objectType] = .type(type)
     }
 
-    /// The class registered for `objectType`, if any.
-    public func registeredClass(for objectType: String) -> CoatyObject.Type? {
-        self.classes[objectType]
-    }
-
-    /// Decodes one object, choosing its class from the `objectType` field and falling back to the class
-    /// of its `coreType`.
+    /// Registers a decoding factory for `objectType`, replacing an earlier registration.
     ///
-    /// - Throws: `DecodingError` if `objectType` or `coreType` is missing, the core type is unknown, or
-    ///   the chosen class rejects the object.
-    public func decodeObject(from decoder: any Decoder) throws -> CoatyObject {
-        let container = try decoder.container(keyedBy: CoatyObject.CodingKeys.self)
-        let objectType = try container.decode(String.self, forKey: .objectType)
-        if let type = self.classes[objectType] { return try type.init(from: decoder) }
-        let coreTypeName = try container.decode(String.self, forKey: .coreType)
-        guard CoreType(rawValue: coreTypeName) == .coatyObject else {
-            // TODO(model): fall back to the class of every core type.
-            throw DecodingError.dataCorruptedError(
-                forKey: .coreType, in: container, debugDescription: "unknown core type '\(coreTypeName)'")
+    /// Use a factory for objects that need context to be built (for example a store they must be inserted
+    /// into), or whose construction differs from `init(from:)`. The context is supplied per decode
+    /// through ``ObjectDecodingOptions/factoryContext``, never through globals.
+    ///
+    /// - Parameters:
+    ///   - objectType: The object type the factory decodes.
+    ///   - factory: Builds the object; errors it throws fail (or skip) the object like any decoding error.
+    public mutating func register(objectType: String, factory: @escaping Factory) {
+        self.entries[objectType] = .factory(factory)
+    }
+
+    /// The class registered for `objectType`, if it was registered as a class.
+    public func registeredClass(for objectType: String) -> CoatyObject.Type? {
+        if case .type(let type) = self.entries[objectType] { return type }
+        return nil
+    }
+
+    /// Whether `objectType` has a class or factory of its own (otherwise it decodes by core type).
+    public func isRegistered(_ objectType: String) -> Bool {
+        self.entries[objectType] != nil
+    }
+
+    /// The family a decoder carries in its user info, or the built-in family.
+    ///
+    /// - Parameter decoder: A decoder, for example the one passed to an event's `init(from:)`.
+    /// - Returns: `decoder.userInfo[.objectFamily]`, or a family of the built-in types only.
+    public static func current(in decoder: any Decoder) -> ObjectFamily {
+        decoder.userInfo[.objectFamily] as? ObjectFamily ?? Self.builtIn
+    }
+
+    /// A family of the built-in types only.
+    static let builtIn = ObjectFamily()
+
+    /// The class that decodes objects of `coreType` when their object type is unknown.
+    public static func fallbackClass(for coreType: CoreType) -> CoatyObject.Type {
+        switch coreType {
+        case .coatyObject: return CoatyObject.self
+        case .user: return User.self
+        case .annotation: return Annotation.self
+        case .task: return CoatyTask.self
+        case .ioContext: return IOContext.self
+        case .ioNode: return IONode.self
+        case .ioSource: return IOSource.self
+        case .ioActor: return IOActor.self
+        case .identity: return Identity.self
+        case .log: return Log.self
+        case .location: return Location.self
+        case .snapshot: return Snapshot.self
         }
-        return try CoatyObject(from: decoder)
+    }
+
+    private static let builtInEntries: [String: Entry] = {
+        var entries: [String: Entry] = [:]
+        for coreType in CoreType.allCases {
+            entries[coreType.objectType] = .type(fallbackClass(for: coreType))
+        }
+        for type: CoatyObject.Type in [Thing.self, Sensor.self, SensorObservation.self, FeatureOfInterest.self] {
+            entries[type.objectType] = .type(type)
+        }
+        return entries
+    }()
+
+    enum DiscriminatorKeys: String, CodingKey {
+        case objectType
+        case coreType
+        case reference = "$ref"
+    }
+
+    /// Decodes one object, choosing its class from the `objectType` field and falling back to the class of
+    /// its `coreType`.
+    ///
+    /// Honours the ``ObjectDecodingOptions`` in `decoder.userInfo`: with identity tracking, an object
+    /// whose id was already decoded returns the earlier instance.
+    ///
+    /// - Parameter decoder: A decoder positioned at the object's JSON.
+    /// - Returns: An instance of the registered class, the built-in class, or the core type's class.
+    /// - Throws: `DecodingError` whose coding path names the field, with the reason in its description:
+    ///   `objectType`/`coreType` missing or not a string, an unknown core type, or any validation error of the
+    ///   chosen class or factory.
+    public func decodeObject(from decoder: any Decoder) throws -> CoatyObject {
+        let options = ObjectDecodingOptions.current(in: decoder)
+        if let graph = options.graph {
+            return try graph.decodeReference(from: decoder, family: self, options: options)
+        }
+        let object = try self.decodeNewObject(from: decoder, options: options)
+        return options.identityScope?.canonical(object) ?? object
+    }
+
+    /// Decodes an object without identity tracking or graph references.
+    func decodeNewObject(from decoder: any Decoder, options: ObjectDecodingOptions) throws -> CoatyObject {
+        // Fast path for the parsed tree: read the discriminators without making a container.
+        if let tree = decoder as? JSONValueDecoder, case .object(let members) = tree.value,
+            case .string(let objectType)? = members["objectType"], case .string(let coreType)? = members["coreType"]
+        {
+            switch self.entries[objectType] {
+            case .type(let type) where coreType == type.coreType.rawValue:
+                return try type.init(from: decoder)
+            case .factory(let factory):
+                return try factory(decoder, options.factoryContext)
+            case nil:
+                if let coreType = CoreType(rawValue: coreType) {
+                    return try Self.fallbackClass(for: coreType).init(from: decoder)
+                }
+            default:
+                break  // a mismatch: the general path below reports it
+            }
+        }
+        let container = try decoder.container(keyedBy: DiscriminatorKeys.self)
+        let objectType = try container.decode(String.self, forKey: .objectType)
+        switch self.entries[objectType] {
+        case .type(let type):
+            // Check the core type before the class validates its own fields, so a mismatch is reported as such.
+            let coreTypeName = try container.decode(String.self, forKey: .coreType)
+            guard coreTypeName == type.coreType.rawValue else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .coreType,
+                    in: container,
+                    debugDescription: CoreType(rawValue: coreTypeName) == nil
+                        ? "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
+                        : "core type '\(coreTypeName)' does not match object type '\(objectType)' "
+                            + "(\(type.coreType.rawValue))"
+                )
+            }
+            return try type.init(from: decoder)
+        case .factory(let factory):
+            return try factory(decoder, options.factoryContext)
+        case nil:
+            let coreTypeName = try container.decode(String.self, forKey: .coreType)
+            guard let coreType = CoreType(rawValue: coreTypeName) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .coreType,
+                    in: container,
+                    debugDescription: "unknown core type '\(coreTypeName)' (expected one of the 12 Coaty core types)"
+                )
+            }
+            return try Self.fallbackClass(for: coreType).init(from: decoder)
+        }
     }
 
     /// Decodes a JSON array of objects element by element, each by its own discriminator.
     ///
-    /// - Throws: `DecodingError` naming the index of the first element that cannot be decoded.
+    /// Each element is decoded at its own index, so a bad element never shifts or corrupts the others.
+    /// What happens to a bad element follows ``ObjectDecodingOptions/elementFailurePolicy``.
+    ///
+    /// - Parameter decoder: A decoder positioned at the JSON array.
+    /// - Returns: The decoded objects in array order (without skipped elements).
+    /// - Throws: `DecodingError` if the value is not an array, or, under
+    ///   ``ObjectDecodingOptions/ElementFailurePolicy/fail``, the first element's error; its coding path
+    ///   ends in the element's index.
     public func decodeObjects(from decoder: any Decoder) throws -> [CoatyObject] {
+        try self.decodeObjects(CoatyObject.self, from: decoder)
+    }
+
+    /// Decodes a JSON array of objects that must each be a `T`; an element of another class counts as a
+    /// bad element at its JSON index.
+    func decodeObjects<T: CoatyObject>(_ type: T.Type, from decoder: any Decoder) throws -> [T] {
+        let skipReport = ObjectDecodingOptions.current(in: decoder).elementFailurePolicy.skipReport
         var container = try decoder.unkeyedContainer()
-        var objects: [CoatyObject] = []
+        var objects: [T] = []
+        objects.reserveCapacity(container.count ?? 0)
         while !container.isAtEnd {
-            objects.append(try self.decodeObject(from: container.superDecoder()))
+            let index = container.currentIndex
+            let element = try container.superDecoder()
+            do {
+                let object = try self.decodeObject(from: element)
+                objects.append(try CoatyJSONDecoder.cast(object, to: type, codingPath: element.codingPath))
+            } catch {
+                guard let skipReport else { throw error }
+                skipReport(.init(index: index, path: CodingPathNode.render(element.codingPath), error: error))
+            }
         }
         return objects
     }

@@ -7,6 +7,17 @@
 /// ```swift
 /// let parameters: AnyCodable = ["color": "red", "luminosity": 0.75, "tags": [1, 2], "extra": nil]
 /// ```
+///
+/// ## Decoding without failed attempts
+///
+/// A `Decoder` cannot tell which kind of JSON value comes next, so a generic `init(from:)` must try
+/// kinds one after another and catch the failures. ``CoatyJSONDecoder`` avoids that entirely: it parses
+/// the bytes into `AnyCodable` first and hands values out directly, so no error is thrown on valid
+/// input. With another decoder (for example Foundation's `JSONDecoder`) `init(from:)` still works, trying
+/// `null`, then string, integer, floating point, boolean, array and object in that order.
+///
+/// A number that `JSONEncoder` writes without a fraction (such as `2.0`, written `2`) reads back as
+/// ``int(_:)``, exactly as `JSON.parse` cannot tell the two apart either.
 public enum AnyCodable: Sendable, Hashable {
     /// JSON `null`.
     case null
@@ -87,65 +98,38 @@ extension AnyCodable {
 }
 
 extension AnyCodable: ExpressibleByNilLiteral {
+    /// Creates JSON `null`.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension AnyCodable: ExpressibleByBooleanLiteral {
+    /// Creates a boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
 
 extension AnyCodable: ExpressibleByIntegerLiteral {
+    /// Creates an integer.
     public init(integerLiteral value: Int) { self = .int(value) }
 }
 
 extension AnyCodable: ExpressibleByFloatLiteral {
+    /// Creates a floating-point number.
     public init(floatLiteral value: Double) { self = .double(value) }
 }
 
 extension AnyCodable: ExpressibleByStringLiteral {
+    /// Creates a string.
     public init(stringLiteral value: String) { self = .string(value) }
 }
 
 extension AnyCodable: ExpressibleByArrayLiteral {
+    /// Creates an array.
     public init(arrayLiteral elements: AnyCodable...) { self = .array(elements) }
 }
 
 extension AnyCodable: ExpressibleByDictionaryLiteral {
+    /// Creates an object; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, AnyCodable)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
-    }
-}
-
-extension AnyCodable: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int.self) {
-            self = .int(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([AnyCodable].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: AnyCodable].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
     }
 }

@@ -14,7 +14,16 @@
 /// - list the JSON keys they decode and encode themselves in ``propertyKeys``, so that those keys are
 ///   not also kept as ``customProperties``;
 /// - restate `@unchecked Sendable`, implement `init(from:)` and `encode(to:)`, and call `super` on the
-///   same decoder or encoder, so that all properties share one flat JSON object.
+///   same decoder or encoder, so that all properties share one flat JSON object;
+/// - decode and encode object-valued properties with `decodeObject(_:forKey:)`/`encodeObject(_:forKey:)`
+///   (and the array variants), so that they decode polymorphically and take part in identity tracking and
+///   object graphs; use ``ObjectLink`` for back references that could close a cycle.
+///
+/// ## Validation
+///
+/// Decoding validates as coaty-js does (COATY-PROTOCOL §3) and throws `DecodingError` whose coding path
+/// names the field and whose description gives the reason. Optional fields are omitted when absent and
+/// **rejected** when `null`, as in coaty-js.
 ///
 /// - Important: `CoatyObject` is `@unchecked Sendable` because Swift cannot check `Sendable` for
 ///   non-final classes. Immutability of every stored property is the invariant that makes this safe.
@@ -110,22 +119,33 @@ open class CoatyObject: Codable, @unchecked Sendable {
         let objectType = try container.decode(String.self, forKey: .objectType)
         guard !objectType.isEmpty else {
             throw DecodingError.dataCorruptedError(
-                forKey: .objectType, in: container, debugDescription: "objectType must not be empty")
+                forKey: .objectType,
+                in: container,
+                debugDescription: "objectType must not be empty"
+            )
         }
         let coreTypeName = try container.decode(String.self, forKey: .coreType)
         guard let coreType = CoreType(rawValue: coreTypeName) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .coreType, in: container, debugDescription: "unknown core type '\(coreTypeName)'")
+                forKey: .coreType,
+                in: container,
+                debugDescription: "unknown core type '\(coreTypeName)'"
+            )
         }
         guard coreType == Self.coreType else {
             throw DecodingError.dataCorruptedError(
-                forKey: .coreType, in: container,
-                debugDescription: "core type '\(coreTypeName)' does not match \(Self.self) (\(Self.coreType.rawValue))")
+                forKey: .coreType,
+                in: container,
+                debugDescription: "core type '\(coreTypeName)' does not match \(Self.self) (\(Self.coreType.rawValue))"
+            )
         }
         let objectID = try container.decode(ObjectID.self, forKey: .objectID)
         guard !objectID.rawValue.isEmpty else {
             throw DecodingError.dataCorruptedError(
-                forKey: .objectID, in: container, debugDescription: "objectId must not be empty")
+                forKey: .objectID,
+                in: container,
+                debugDescription: "objectId must not be empty"
+            )
         }
         self.objectType = objectType
         self.coreType = coreType
@@ -136,19 +156,27 @@ open class CoatyObject: Codable, @unchecked Sendable {
             $0.rawValue.isEmpty
         }
         self.locationID = try Self.decodeNonEmpty(ObjectID.self, .locationID, in: container) { $0.rawValue.isEmpty }
-        if container.contains(.isDeactivated) {
-            self.isDeactivated = try container.decode(Bool.self, forKey: .isDeactivated)
-        } else {
-            self.isDeactivated = nil
-        }
+        self.isDeactivated = try container.decodeStrictIfPresent(Bool.self, forKey: .isDeactivated)
 
+        self.customProperties = try Self.decodeCustomProperties(from: decoder)
+    }
+
+    /// Collects every key that neither the base class nor ``propertyKeys`` declares.
+    private static func decodeCustomProperties(from decoder: any Decoder) throws -> [String: AnyCodable] {
         let declared = Self.propertyKeys
+        if let decoder = decoder as? JSONValueDecoder, case .object(let members) = decoder.value {
+            var custom: [String: AnyCodable] = [:]
+            for (key, value) in members where !Self.baseKeys.contains(key) && !declared.contains(key) {
+                custom[key] = value
+            }
+            return custom
+        }
         let all = try decoder.container(keyedBy: AnyCodingKey.self)
         var custom: [String: AnyCodable] = [:]
         for key in all.allKeys where !Self.baseKeys.contains(key.stringValue) && !declared.contains(key.stringValue) {
             custom[key.stringValue] = try all.decode(AnyCodable.self, forKey: key)
         }
-        self.customProperties = custom
+        return custom
     }
 
     /// Encodes the custom properties, then the base fields; absent optionals are omitted, never `null`.
@@ -179,32 +207,14 @@ open class CoatyObject: Codable, @unchecked Sendable {
         in container: KeyedDecodingContainer<CodingKeys>,
         isEmpty: (Value) -> Bool
     ) throws -> Value? {
-        guard container.contains(key) else { return nil }
-        let value = try container.decode(Value.self, forKey: key)
+        guard let value = try container.decodeStrictIfPresent(Value.self, forKey: key) else { return nil }
         if isEmpty(value) {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: container, debugDescription: "\(key.rawValue) must not be empty")
+                forKey: key,
+                in: container,
+                debugDescription: "\(key.rawValue) must not be empty"
+            )
         }
         return value
-    }
-}
-
-/// A coding key for any string, used for custom properties and dynamic containers.
-package struct AnyCodingKey: CodingKey, Hashable, Sendable {
-    package var stringValue: String
-    package var intValue: Int?
-
-    package init(_ string: String) {
-        self.stringValue = string
-        self.intValue = nil
-    }
-
-    package init?(stringValue: String) {
-        self.init(stringValue)
-    }
-
-    package init?(intValue: Int) {
-        self.stringValue = String(intValue)
-        self.intValue = intValue
     }
 }

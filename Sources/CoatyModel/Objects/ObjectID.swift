@@ -21,6 +21,7 @@ public struct ObjectID: Sendable, Hashable, Codable, Comparable, CustomStringCon
         self.rawValue = uuid.uuidString.lowercased()
     }
 
+    /// Wraps an id string literal.
     public init(stringLiteral value: String) {
         self.rawValue = value
     }
@@ -33,16 +34,22 @@ public struct ObjectID: Sendable, Hashable, Codable, Comparable, CustomStringCon
     /// The id as a UUID, if it is one.
     public var uuid: UUID? { UUID(uuidString: self.rawValue) }
 
+    /// Decodes the id string.
+    ///
+    /// - Throws: `DecodingError` if the value is not a string.
     public init(from decoder: any Decoder) throws {
         self.rawValue = try decoder.singleValueContainer().decode(String.self)
     }
 
+    /// Encodes the id string verbatim.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(self.rawValue)
     }
 
+    /// Orders ids by their raw strings.
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The raw id.
     public var description: String { self.rawValue }
 }

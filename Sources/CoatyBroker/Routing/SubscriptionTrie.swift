@@ -1,0 +1,153 @@
+import CoatyCore
+
+/// The identity of a broker session, stable for the session's lifetime (not the connection's).
+struct SessionID: Hashable, Sendable, CustomStringConvertible {
+    var rawValue: UInt64
+
+    var description: String { "s\(self.rawValue)" }
+}
+
+/// Subscriptions indexed by topic-filter levels, matched against topic names by MQTT 3.1.1 §4.7 rules.
+///
+/// Levels are compared as UTF-8 bytes, never as `String`s: MQTT requires byte-for-byte comparison
+/// [MQTT-4.7.3-4]. Empty levels are levels (`"a//b"` has three). A filter that starts with `+` or `#`
+/// does not match a topic that starts with `$` [MQTT-4.7.2-1]. `"a/#"` also matches `"a"`.
+/// When several filters of one session match a topic, ``match(topic:)`` reports the session once with
+/// the maximum granted QoS [MQTT-3.3.5-1].
+///
+/// Nodes live in an array arena and are pruned when they become empty, so memory follows the number of
+/// live subscriptions.
+struct SubscriptionTrie: Sendable {
+    private struct Node: Sendable {
+        var parent: Int
+        var level: [UInt8]
+        var children: [[UInt8]: Int] = [:]
+        var subscribers: [SessionID: QualityOfService] = [:]
+
+        var isEmpty: Bool { self.children.isEmpty && self.subscribers.isEmpty }
+    }
+
+    private static let plus: [UInt8] = [UInt8(ascii: "+")]
+    private static let hash: [UInt8] = [UInt8(ascii: "#")]
+
+    private var nodes: [Node] = [Node(parent: -1, level: [])]
+    private var free: [Int] = []
+
+    /// The number of (session, filter) subscriptions stored.
+    private(set) var count = 0
+
+    /// Creates an empty trie.
+    init() {}
+
+    /// Adds or replaces the subscription of `session` to `filter` (given as its UTF-8 bytes).
+    ///
+    /// - Returns: `true` if the subscription is new, `false` if it replaced one with the same filter.
+    @discardableResult
+    mutating func insert(filter: [UInt8], session: SessionID, qos: QualityOfService) -> Bool {
+        var index = 0
+        for level in Self.levels(of: filter) {
+            let key = Array(level)
+            if let child = self.nodes[index].children[key] {
+                index = child
+            } else {
+                let child = self.allocate(Node(parent: index, level: key))
+                self.nodes[index].children[key] = child
+                index = child
+            }
+        }
+        let previous = self.nodes[index].subscribers.updateValue(qos, forKey: session)
+        if previous == nil { self.count += 1 }
+        return previous == nil
+    }
+
+    /// Removes the subscription of `session` to `filter`.
+    ///
+    /// - Returns: Whether such a subscription existed.
+    @discardableResult
+    mutating func remove(filter: [UInt8], session: SessionID) -> Bool {
+        var index = 0
+        for level in Self.levels(of: filter) {
+            guard let child = self.nodes[index].children[Array(level)] else { return false }
+            index = child
+        }
+        guard self.nodes[index].subscribers.removeValue(forKey: session) != nil else { return false }
+        self.count -= 1
+        self.prune(from: index)
+        return true
+    }
+
+    /// Returns every session subscribed to a filter that matches `topic`, each once, with the maximum
+    /// QoS granted among its matching subscriptions.
+    func match(topic: some Collection<UInt8>) -> [SessionID: QualityOfService] {
+        var result: [SessionID: QualityOfService] = [:]
+        let levels = Self.levels(of: topic)
+        let isDollar = topic.first == UInt8(ascii: "$")
+        self.collect(node: 0, levels: levels, depth: 0, isDollar: isDollar, into: &result)
+        return result
+    }
+
+    /// Whether the trie holds no subscriptions.
+    var isEmpty: Bool { self.count == 0 }
+
+    /// The number of nodes in use, for tests that check pruning.
+    var nodeCount: Int { self.nodes.count - self.free.count }
+
+    private func collect(
+        node: Int,
+        levels: [ArraySlice<UInt8>],
+        depth: Int,
+        isDollar: Bool,
+        into result: inout [SessionID: QualityOfService]
+    ) {
+        let current = self.nodes[node]
+        // [MQTT-4.7.2-1]: wildcards in the first level never match a '$' topic.
+        let wildcardsAllowed = !(depth == 0 && isDollar)
+        if wildcardsAllowed, let hashChild = current.children[Self.hash] {
+            // '#' matches the parent level too ("a/#" matches "a"), so it applies at the end as well.
+            Self.merge(self.nodes[hashChild].subscribers, into: &result)
+        }
+        if depth == levels.count {
+            Self.merge(current.subscribers, into: &result)
+            return
+        }
+        let level = levels[depth]
+        if let exact = current.children[Array(level)] {
+            self.collect(node: exact, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
+        }
+        if wildcardsAllowed, let plusChild = current.children[Self.plus] {
+            self.collect(node: plusChild, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
+        }
+    }
+
+    private static func merge(_ subscribers: [SessionID: QualityOfService], into result: inout [SessionID: QualityOfService]) {
+        for (session, qos) in subscribers {
+            if let existing = result[session], existing >= qos { continue }
+            result[session] = qos
+        }
+    }
+
+    private mutating func allocate(_ node: Node) -> Int {
+        if let index = self.free.popLast() {
+            self.nodes[index] = node
+            return index
+        }
+        self.nodes.append(node)
+        return self.nodes.count - 1
+    }
+
+    private mutating func prune(from start: Int) {
+        var index = start
+        while index != 0, self.nodes[index].isEmpty {
+            let parent = self.nodes[index].parent
+            self.nodes[parent].children.removeValue(forKey: self.nodes[index].level)
+            self.nodes[index] = Node(parent: -1, level: [])
+            self.free.append(index)
+            index = parent
+        }
+    }
+
+    /// Splits a topic or filter into levels, keeping empty levels.
+    static func levels(of bytes: some Collection<UInt8>) -> [ArraySlice<UInt8>] {
+        Array(bytes).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+    }
+}

@@ -1,0 +1,42 @@
+/// An error thrown by an ``MQTTBroker``.
+///
+/// Match on ``code``; ``message`` is for humans and may change.
+public struct BrokerError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public var code: Code
+    /// A human-readable explanation.
+    public var message: String
+    /// The cause, if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        "\(self.code): \(self.message)" + (self.underlying.map { " (\($0))" } ?? "")
+    }
+
+    /// The kind of a ``BrokerError``. New codes may be added in minor releases.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case bindFailed = "bind failed"
+            case acceptFailed = "accept failed"
+            case invalidConfiguration = "invalid configuration"
+        }
+
+        private let base: Base
+
+        /// The listening socket could not be created or bound (address in use, permission, bad host).
+        public static let bindFailed = Code(base: .bindFailed)
+        /// The listening socket failed permanently while accepting connections.
+        public static let acceptFailed = Code(base: .acceptFailed)
+        /// A configuration value is out of range.
+        public static let invalidConfiguration = Code(base: .invalidConfiguration)
+
+        public var description: String { self.base.rawValue }
+    }
+}

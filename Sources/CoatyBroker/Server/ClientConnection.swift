@@ -1,0 +1,440 @@
+import CoatyCore
+import CoatyMQTTPackets
+import CoatySockets
+import Synchronization
+
+/// Serves one client connection: a reader (this task) that decodes packets and updates the shared
+/// state, a writer child task that drains the connection's ``Outbox`` into the socket in batches, and a
+/// watchdog child task for the connect timeout and keep-alive.
+struct ClientConnection: Sendable {
+    let broker: MQTTBroker
+    let socket: TCPConnection
+    let id: ConnectionID
+
+    /// Why a connection ended.
+    enum CloseReason: Sendable, CustomStringConvertible {
+        /// The client sent DISCONNECT: the will is discarded.
+        case disconnected
+        /// CONNECT was refused with a non-zero CONNACK, which is flushed before closing.
+        case refused(MQTTConnectReturnCode)
+        /// The peer closed or reset the connection, or the socket failed.
+        case connectionLost(String)
+        /// The client broke the protocol or sent a malformed packet; nothing more is sent.
+        case protocolViolation(String)
+        /// The watchdog fired: no CONNECT in time, or 1.5 × keep-alive of silence.
+        case timedOut
+        /// The broker is shutting down.
+        case cancelled
+
+        var description: String {
+            switch self {
+            case .disconnected: "disconnected"
+            case .refused(let code): "refused (\(code))"
+            case .connectionLost(let reason): "connection lost: \(reason)"
+            case .protocolViolation(let reason): "protocol violation: \(reason)"
+            case .timedOut: "timed out"
+            case .cancelled: "broker stopping"
+            }
+        }
+    }
+
+    /// The per-connection values the reader keeps between packets.
+    private struct ReaderState {
+        var decoder: MQTTPacketDecoder
+        var session: SessionID?
+        var clientID: String?
+        var sawFirstByte = false
+    }
+
+    private var configuration: MQTTBroker.Configuration { self.broker.configuration }
+    private var logger: Logger { self.broker.logger }
+
+    func serve() async {
+        let outbox = Outbox(
+            socket: self.socket,
+            capacity: self.configuration.maximumQueuedMessagesPerClient,
+            hardLimit: 2 * self.configuration.maximumQueuedMessagesPerClient
+                + 2 * self.configuration.maximumInFlightMessagesPerClient + 16
+        )
+        let watch = ActivityWatch(limit: self.configuration.connectTimeout)
+        var state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
+        let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
+            group.addTask { await watch.watch(self.socket) }
+            let reason = await self.read(&state, outbox: outbox, watch: watch)
+            switch reason {
+            case .refused:
+                // Let the writer flush the CONNACK, then close.
+                outbox.finish()
+                group.cancelAll()
+                await group.next()
+                self.socket.close()
+            default:
+                outbox.abort()
+                group.cancelAll()
+            }
+            await group.waitForAll()
+            return reason
+        }
+        self.socket.close()
+        let attached = state.session != nil
+        let logger = self.logger
+        self.broker.core.withLock { core in
+            var outputs: [BrokerSessions.Output] = []
+            if attached {
+                var graceful = false
+                if case .disconnected = reason { graceful = true }
+                core.sessions.connectionClosed(self.id, graceful: graceful, into: &outputs)
+            }
+            if let removed = core.outboxes.removeValue(forKey: self.id) {
+                core.droppedQoS0 += removed.droppedCount
+            }
+            core.dispatch(outputs, logger: logger)
+        }
+        if let clientID = state.clientID {
+            self.broker.emit(.clientDisconnected(clientID: clientID, reason: reason.description))
+            switch reason {
+            case .disconnected, .cancelled:
+                logger.info("client disconnected", metadata: ["client": clientID, "reason": "\(reason)"])
+            default:
+                logger.notice("client dropped", metadata: ["client": clientID, "reason": "\(reason)"])
+            }
+        } else {
+            logger.debug("connection closed", metadata: ["remote": self.socket.remoteDescription, "reason": "\(reason)"])
+        }
+    }
+
+    // MARK: - Writer
+
+    private static func write(_ outbox: Outbox, to socket: TCPConnection, logger: Logger) async {
+        var buffer: [UInt8] = []
+        while let items = await outbox.next() {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+            for item in items {
+                switch item {
+                case .publish(let message, let packetID, let dup):
+                    message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
+                case .packet(let packet):
+                    do {
+                        try packet.encode(into: &buffer)
+                    } catch {
+                        logger.error("cannot encode packet", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            do {
+                try await socket.write(buffer)
+            } catch {
+                // The reader sees the closed socket and cleans up.
+                socket.close()
+                return
+            }
+        }
+    }
+
+    // MARK: - Reader
+
+    private func read(_ state: inout ReaderState, outbox: Outbox, watch: ActivityWatch) async -> CloseReason {
+        while true {
+            let bytes: [UInt8]
+            do {
+                bytes = try await self.socket.read()
+            } catch is CancellationError {
+                return .cancelled
+            } catch {
+                if watch.hasFired { return .timedOut }
+                if Task.isCancelled { return .cancelled }
+                return .connectionLost("\(error)")
+            }
+            if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
+            watch.touch()
+            if !state.sawFirstByte {
+                state.sawFirstByte = true
+                // Reject a non-CONNECT first packet from its first byte, before buffering anything.
+                if bytes[0] != 0x10 { return .protocolViolation("first packet is not CONNECT") }
+            }
+            state.decoder.append(bytes)
+            while true {
+                let packet: MQTTPacket
+                do {
+                    guard let next = try state.decoder.next() else { break }
+                    packet = next
+                } catch {
+                    if state.session == nil, case .unsupportedProtocolLevel = error {
+                        _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: .unacceptableProtocolVersion))), droppable: false)
+                        return .refused(.unacceptableProtocolVersion)
+                    }
+                    return .protocolViolation("\(error)")
+                }
+                if let reason = self.handle(packet, state: &state, outbox: outbox, watch: watch) {
+                    return reason
+                }
+            }
+        }
+    }
+
+    /// Handles one packet; returns a reason to close, or `nil` to go on.
+    private func handle(
+        _ packet: MQTTPacket,
+        state: inout ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> CloseReason? {
+        guard let session = state.session else {
+            guard case .connect(let connect) = packet else {
+                return .protocolViolation("first packet is \(packet.type), not CONNECT")
+            }
+            return self.handleConnect(connect, state: &state, outbox: outbox, watch: watch)
+        }
+        let logger = self.logger
+        switch packet {
+        case .connect:
+            return .protocolViolation("second CONNECT")
+        case .connack, .suback, .unsuback, .pingresp:
+            return .protocolViolation("\(packet.type) is a server-to-client packet")
+        case .publish(let publish):
+            return self.handlePublish(publish, session: session, clientID: state.clientID ?? "", outbox: outbox)
+        case .puback(let packetID):
+            return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
+        case .pubrec(let packetID):
+            return self.acknowledge { $0.pubrec(session, packetID: packetID, into: &$1) }
+        case .pubcomp(let packetID):
+            return self.acknowledge { $0.pubcomp(session, packetID: packetID, into: &$1) }
+        case .pubrel(let packetID):
+            return self.broker.core.withLock { core in
+                core.sessions.release(session, packetID: packetID)
+                return Self.reply(.pubcomp(packetID), on: outbox)
+            }
+        case .subscribe(let subscribe):
+            var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
+            for subscription in subscribe.subscriptions {
+                guard let filter = try? TopicFilter(subscription.filter) else {
+                    return .protocolViolation("invalid topic filter '\(subscription.filter)'")
+                }
+                filters.append((filter, subscription.qos.qualityOfService))
+            }
+            logger.debug(
+                "subscribe",
+                metadata: ["client": state.clientID ?? "", "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ",")]
+            )
+            let reason: CloseReason? = self.broker.core.withLock { core in
+                var outputs: [BrokerSessions.Output] = []
+                let granted = core.sessions.subscribe(session, to: filters, into: &outputs)
+                let suback = MQTTSubAckPacket(
+                    packetID: subscribe.packetID,
+                    returnCodes: granted.map { .granted(MQTTQoS($0)) }
+                )
+                let reason = Self.reply(.suback(suback), on: outbox)
+                core.dispatch(outputs, logger: logger)
+                return reason
+            }
+            if reason == nil {
+                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: filters.map(\.filter.rawValue)))
+            }
+            return reason
+        case .unsubscribe(let unsubscribe):
+            logger.debug(
+                "unsubscribe",
+                metadata: ["client": state.clientID ?? "", "filters": unsubscribe.filters.joined(separator: ",")]
+            )
+            let reason = self.broker.core.withLock { core in
+                core.sessions.unsubscribe(session, from: unsubscribe.filters)
+                return Self.reply(.unsuback(unsubscribe.packetID), on: outbox)
+            }
+            if reason == nil {
+                self.broker.emit(.unsubscribed(clientID: state.clientID ?? "", filters: unsubscribe.filters))
+            }
+            return reason
+        case .pingreq:
+            return Self.reply(.pingresp, on: outbox)
+        case .disconnect:
+            self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
+            return .disconnected
+        }
+    }
+
+    private func acknowledge(
+        _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
+    ) -> CloseReason? {
+        let logger = self.logger
+        return self.broker.core.withLock { core in
+            var outputs: [BrokerSessions.Output] = []
+            let result = body(&core.sessions, &outputs)
+            core.dispatch(outputs, logger: logger)
+            return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
+        }
+    }
+
+    private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
+        outbox.enqueue(.packet(packet), droppable: false) == .overflow
+            ? .protocolViolation("slow consumer: too many unread replies") : nil
+    }
+
+    private func handleConnect(
+        _ connect: MQTTConnectPacket,
+        state: inout ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> CloseReason? {
+        func refuse(_ code: MQTTConnectReturnCode) -> CloseReason {
+            _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: code))), droppable: false)
+            return .refused(code)
+        }
+        guard connect.protocolLevel == MQTTConnectPacket.protocolLevel311 else {
+            return refuse(.unacceptableProtocolVersion)
+        }
+        if connect.clientID.isEmpty, !connect.cleanSession { return refuse(.identifierRejected) }
+        if let credentials = self.configuration.credentials {
+            guard let username = connect.username else { return refuse(.notAuthorized) }
+            guard Array(username.utf8) == Array(credentials.username.utf8),
+                connect.password == Array(credentials.password.utf8)
+            else { return refuse(.badUsernameOrPassword) }
+        }
+        var will: BrokerMessage?
+        if let connectWill = connect.will {
+            guard TopicName.isValid(connectWill.topic) else {
+                return .protocolViolation("invalid will topic '\(connectWill.topic)'")
+            }
+            will = BrokerMessage(
+                topic: connectWill.topic,
+                payload: connectWill.payload,
+                qos: connectWill.qos.qualityOfService,
+                retain: connectWill.retain
+            )
+        }
+        let clientID = connect.clientID.isEmpty ? self.broker.assignClientID() : connect.clientID
+        let logger = self.logger
+        let sessionID: SessionID = self.broker.core.withLock { core in
+            var outputs: [BrokerSessions.Output] = []
+            let (sessionPresent, session) = core.sessions.connect(
+                clientID: clientID,
+                cleanSession: connect.cleanSession,
+                will: will,
+                connection: self.id,
+                into: &outputs
+            )
+            core.outboxes[self.id] = outbox
+            _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))), droppable: false)
+            core.dispatch(outputs, logger: logger)
+            return session
+        }
+        state.session = sessionID
+        state.clientID = clientID
+        self.broker.emit(
+            .clientConnected(clientID: clientID, remoteAddress: self.socket.remoteDescription, cleanSession: connect.cleanSession)
+        )
+        watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
+        logger.info(
+            "client connected",
+            metadata: [
+                "client": clientID, "remote": self.socket.remoteDescription,
+                "clean": "\(connect.cleanSession)", "keepAlive": "\(connect.keepAliveSeconds)",
+            ]
+        )
+        return nil
+    }
+
+    private func handlePublish(
+        _ publish: MQTTPublishPacket,
+        session: SessionID,
+        clientID: String,
+        outbox: Outbox
+    ) -> CloseReason? {
+        // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
+        guard TopicName.isValid(publish.topic) else { return .protocolViolation("invalid topic '\(publish.topic)'") }
+        if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
+        if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
+            return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
+        }
+        let message = BrokerMessage(
+            topic: publish.topic,
+            payload: publish.payload,
+            qos: publish.qos.qualityOfService,
+            retain: publish.retain
+        )
+        self.logger.debug(
+            "publish",
+            metadata: [
+                "client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)",
+                "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
+            ]
+        )
+        let logger = self.logger
+        return self.broker.core.withLock { core in
+            var outputs: [BrokerSessions.Output] = []
+            var reply: MQTTPacket?
+            switch publish.qos {
+            case .atMostOnce:
+                core.sessions.publish(message, into: &outputs)
+            case .atLeastOnce:
+                core.sessions.publish(message, into: &outputs)
+                reply = .puback(publish.packetID ?? 0)
+            case .exactlyOnce:
+                let packetID = publish.packetID ?? 0
+                if core.sessions.receiveQoS2(session, packetID: packetID) {
+                    core.sessions.publish(message, into: &outputs)
+                }
+                reply = .pubrec(packetID)
+            }
+            core.dispatch(outputs, logger: logger)
+            return reply.flatMap { Self.reply($0, on: outbox) }
+        }
+    }
+}
+
+/// The connect-timeout and keep-alive watchdog of one connection.
+final class ActivityWatch: Sendable {
+    private struct State: Sendable {
+        var lastActivity: ContinuousClock.Instant
+        var limit: Duration?
+        var hasFired = false
+        /// Whether ``setLimit(_:)`` was called (CONNECT arrived); the limit does not change afterwards.
+        var isFinal = false
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Duration?) {
+        self.state = Mutex(State(lastActivity: .now, limit: limit))
+    }
+
+    /// Records that bytes arrived.
+    func touch() {
+        self.state.withLock { $0.lastActivity = .now }
+    }
+
+    /// Sets the allowed silence (1.5 × keep-alive after CONNECT) or `nil` for none, counted from now.
+    func setLimit(_ limit: Duration?) {
+        self.state.withLock {
+            $0.limit = limit
+            $0.lastActivity = .now
+            $0.isFinal = true
+        }
+    }
+
+    /// Whether the watchdog closed the connection.
+    var hasFired: Bool { self.state.withLock { $0.hasFired } }
+
+    /// Closes `socket` once the allowed silence has passed; returns early when cancelled.
+    func watch(_ socket: TCPConnection) async {
+        while !Task.isCancelled {
+            let deadline: ContinuousClock.Instant? = self.state.withLock { state in
+                guard let limit = state.limit else { return nil }
+                let now = ContinuousClock.now
+                let deadline = state.lastActivity + limit
+                if deadline <= now {
+                    state.hasFired = true
+                    return nil
+                }
+                // Until CONNECT the limit may still shrink to the keep-alive: re-check every 250 ms.
+                return state.isFinal ? deadline : min(deadline, now + .milliseconds(250))
+            }
+            guard let deadline else {
+                // Either the limit passed (close, which wakes the reader) or keep-alive is off.
+                if self.hasFired { socket.close() }
+                return
+            }
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+import CoatyCore
+import CoatyMQTTPackets
+import CoatySockets
+import Synchronization
+
+/// An embedded MQTT 3.1.1 broker for development, tests and small deployments.
+///
+/// It supports QoS 0, 1 and 2, retained messages, last wills (also on keep-alive expiry), clean and
+/// persistent in-memory sessions with queued messages for offline clients, wildcards and `$` topics as
+/// the standard defines them, session takeover and optional username/password authentication. Every
+/// buffer is bounded (see ``Configuration``); a malformed or hostile client is disconnected without
+/// affecting the others. For production, point agents at mosquitto, EMQX or HiveMQ.
+///
+/// Binding and serving are separate steps, so the port is known before serving:
+///
+/// ```swift
+/// let broker = try MQTTBroker.bind(host: "127.0.0.1", port: 0)
+/// print("listening on", broker.port)
+/// try await broker.run()      // serves until the task is cancelled
+/// ```
+///
+/// In tests, ``withRunning(host:port:configuration:_:)`` scopes a broker to a closure.
+public final class MQTTBroker: Sendable {
+    /// The broker's settings.
+    public let configuration: Configuration
+    /// The TCP port the broker listens on (the one the OS chose when bound with port 0).
+    public let port: Int
+
+    let listener: TCPListener
+    let core: Mutex<Core>
+    let logger: Logger
+    private let nextConnectionID = Atomic<UInt64>(1)
+    private let nextAssignedClientID = Atomic<UInt64>(1)
+    private let observers = Mutex(EventObservers())
+
+    private struct EventObservers: Sendable {
+        var isStopped = false
+        var nextID = 0
+        var continuations: [Int: AsyncStream<BrokerEvent>.Continuation] = [:]
+    }
+
+    /// The shared state: sessions plus the write queue of every attached connection.
+    struct Core: ~Copyable {
+        var sessions: BrokerSessions
+        var outboxes: [ConnectionID: Outbox] = [:]
+        var droppedQoS0 = 0
+    }
+
+    private init(listener: TCPListener, configuration: Configuration) {
+        self.listener = listener
+        self.port = listener.port
+        self.configuration = configuration
+        self.logger = configuration.logger
+        let limits = BrokerSessions.Limits(
+            maximumInFlight: configuration.maximumInFlightMessagesPerClient,
+            maximumQueued: configuration.maximumQueuedMessagesPerClient,
+            maximumRetained: configuration.maximumRetainedMessages
+        )
+        self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
+    }
+
+    /// Creates the listening socket without serving yet.
+    ///
+    /// Connections that arrive before ``run()`` is called wait in the listen backlog.
+    ///
+    /// - Parameters:
+    ///   - host: The address to listen on, an IPv4 or IPv6 literal or `"localhost"`. Defaults to
+    ///     `"127.0.0.1"`; use `"0.0.0.0"` to accept connections from other machines.
+    ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
+    ///   - configuration: Limits, credentials and logging.
+    /// - Returns: A bound broker; call ``run()`` to serve.
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a non-positive limit or a port out
+    ///   of range, or `.bindFailed` if the socket cannot be bound.
+    public static func bind(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        configuration: Configuration = Configuration()
+    ) throws -> MQTTBroker {
+        guard (0...65_535).contains(port) else {
+            throw BrokerError(.invalidConfiguration, "port \(port) is out of range")
+        }
+        guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
+            configuration.maximumInFlightMessagesPerClient >= 1,
+            configuration.maximumInFlightMessagesPerClient <= 65_535,
+            configuration.maximumRetainedMessages >= 0
+        else {
+            throw BrokerError(.invalidConfiguration, "limits must be positive (packet size at least 16 bytes)")
+        }
+        let listener: TCPListener
+        do {
+            listener = try TCPListener.bind(host: host, port: port)
+        } catch {
+            throw BrokerError(.bindFailed, "cannot listen on \(host):\(port)", underlying: error)
+        }
+        return MQTTBroker(listener: listener, configuration: configuration)
+    }
+
+    /// Accepts and serves clients until the calling task is cancelled.
+    ///
+    /// Each connection is served in a child task of a discarding task group. Cancelling the task that
+    /// runs this method closes the listener and every connection (publishing the wills of clients that
+    /// had one) and then returns. Call it once per broker.
+    ///
+    /// - Throws: `CancellationError` when cancelled; ``BrokerError`` with code `.acceptFailed` if the
+    ///   listening socket fails permanently.
+    public func run() async throws {
+        self.logger.info("broker listening", metadata: ["port": "\(self.port)"])
+        defer {
+            self.listener.close()
+            let continuations = self.observers.withLock { observers in
+                observers.isStopped = true
+                defer { observers.continuations = [:] }
+                return Array(observers.continuations.values)
+            }
+            for continuation in continuations { continuation.finish() }
+            self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
+        }
+        try await withThrowingDiscardingTaskGroup { group in
+            var transientFailures = 0
+            while true {
+                let socket: TCPConnection
+                do {
+                    socket = try await self.listener.accept()
+                    transientFailures = 0
+                } catch let error as SocketError where Self.isTransient(error) {
+                    // Out of descriptors or an aborted handshake: keep serving the existing clients.
+                    transientFailures += 1
+                    self.logger.warning("accept failed, retrying", metadata: ["error": "\(error)"])
+                    try await Task.sleep(for: .milliseconds(min(100 * transientFailures, 1000)))
+                    continue
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    try Task.checkCancellation()
+                    throw BrokerError(.acceptFailed, "the listening socket failed", underlying: error)
+                }
+                let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
+                group.addTask {
+                    await ClientConnection(broker: self, socket: socket, id: id).serve()
+                }
+            }
+        }
+    }
+
+    private static func isTransient(_ error: SocketError) -> Bool {
+        // EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, EPROTO, EPERM (firewall), EINTR.
+        [24, 23, 105, 12, 103, 71, 1, 4].contains(error.errno)
+    }
+
+    /// Binds a broker, serves it while `body` runs, then stops it.
+    ///
+    /// The broker is fully stopped (listener and every connection closed) when this returns.
+    ///
+    /// ```swift
+    /// try await MQTTBroker.withRunning { broker in
+    ///     // connect clients to 127.0.0.1:\(broker.port)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: The address to listen on. Defaults to `"127.0.0.1"`.
+    ///   - port: The port, 0 (the default) for any free one.
+    ///   - configuration: Limits, credentials and logging.
+    ///   - body: Runs while the broker serves.
+    /// - Returns: What `body` returns.
+    /// - Throws: What ``bind(host:port:configuration:)`` or `body` throws, or ``BrokerError`` if serving
+    ///   fails.
+    public static func withRunning<Result: Sendable>(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        configuration: Configuration = Configuration(),
+        _ body: (MQTTBroker) async throws -> Result
+    ) async throws -> Result {
+        let broker = try Self.bind(host: host, port: port, configuration: configuration)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await broker.run() }
+            do {
+                let result = try await body(broker)
+                group.cancelAll()
+                try? await group.waitForAll()
+                return result
+            } catch {
+                group.cancelAll()
+                try? await group.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    /// A snapshot of the broker's counters.
+    public var statistics: Statistics {
+        self.core.withLock { core in
+            Statistics(
+                connections: core.sessions.connectionCount,
+                sessions: core.sessions.sessions.count,
+                subscriptions: core.sessions.subscriptions.count,
+                retainedMessages: core.sessions.retained.count,
+                droppedMessages: core.sessions.droppedMessages + core.droppedQoS0
+                    + core.outboxes.values.reduce(0) { $0 + $1.droppedCount }
+            )
+        }
+    }
+
+    /// The queue depths of a connected client, for tests that check the slow-consumer bound.
+    ///
+    /// - Returns: Packets waiting for the socket writer, QoS 1/2 messages waiting in the session, and
+    ///   messages in flight; `nil` if no such session exists.
+    package func queueDepths(clientID: String) -> (socket: Int, session: Int, inFlight: Int)? {
+        self.core.withLock { core in
+            guard let session = core.sessions.session(clientID: clientID) else { return nil }
+            let socket = session.connection.flatMap { core.outboxes[$0]?.depth } ?? 0
+            return (socket, session.pending.count, session.inFlight.count)
+        }
+    }
+
+    /// Returns a stream of the connects, disconnects and subscription changes from now on.
+    ///
+    /// Each call returns an independent stream. It buffers the newest 1,000 events and finishes when
+    /// ``run()`` returns (immediately if the broker already stopped). Ending the iteration or cancelling
+    /// the iterating task removes the observer.
+    public func events() -> BrokerEvents {
+        let (stream, continuation) = AsyncStream.makeStream(of: BrokerEvent.self, bufferingPolicy: .bufferingNewest(1000))
+        let id: Int? = self.observers.withLock { observers in
+            guard !observers.isStopped else { return nil }
+            let id = observers.nextID
+            observers.nextID += 1
+            observers.continuations[id] = continuation
+            return id
+        }
+        if let id {
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.observers.withLock { $0.continuations.removeValue(forKey: id) }
+            }
+        } else {
+            continuation.finish()
+        }
+        return BrokerEvents(base: stream)
+    }
+
+    /// Hands an event to every observer.
+    func emit(_ event: @autoclosure () -> BrokerEvent) {
+        let continuations = self.observers.withLock { observers -> [AsyncStream<BrokerEvent>.Continuation] in
+            observers.continuations.isEmpty ? [] : Array(observers.continuations.values)
+        }
+        guard !continuations.isEmpty else { return }
+        let event = event()
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    /// A fresh client identifier for a CONNECT with an empty one [MQTT-3.1.3-6].
+    func assignClientID() -> String {
+        "coaty-broker-\(self.nextAssignedClientID.wrappingAdd(1, ordering: .relaxed).oldValue)"
+    }
+}
+
+extension MQTTBroker.Core {
+    /// Hands state-machine outputs to the connections' write queues. Called with the lock held, so
+    /// packets reach each queue in the order the state machine decided.
+    mutating func dispatch(_ outputs: [BrokerSessions.Output], logger: Logger) {
+        for output in outputs {
+            switch output {
+            case .publish(let connection, let message, let packetID, let dup):
+                guard let outbox = self.outboxes[connection] else { continue }
+                let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
+                if result == .overflow {
+                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
+                    outbox.abort()
+                }
+            case .pubrel(let connection, let packetID):
+                guard let outbox = self.outboxes[connection] else { continue }
+                if outbox.enqueue(.packet(.pubrel(packetID)), droppable: false) == .overflow {
+                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
+                    outbox.abort()
+                }
+            case .close(let connection):
+                self.outboxes[connection]?.abort()
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import CoatyMQTTPackets
+import CoatySockets
+import Synchronization
+
+/// The bounded outbound queue of one client connection, drained by that connection's writer task.
+///
+/// The fan-out path enqueues synchronously and never waits for a slow client. Policy:
+/// - a QoS 0 PUBLISH is dropped (and counted) when ``capacity`` packets are already waiting;
+/// - any other packet is always queued, but if the queue then holds more than ``hardLimit`` packets the
+///   client is not reading at all and the connection is closed as a slow consumer.
+/// QoS 1/2 traffic is additionally bounded upstream by the session's in-flight window.
+final class Outbox: Sendable {
+    /// One queued packet.
+    enum Item: Sendable {
+        case packet(MQTTPacket)
+        case publish(BrokerMessage, packetID: UInt16?, dup: Bool)
+    }
+
+    /// What ``enqueue(_:droppable:)`` did.
+    enum EnqueueResult: Sendable, Equatable {
+        case queued
+        case dropped
+        case overflow
+    }
+
+    private struct State: Sendable {
+        var items: [Item] = []
+        var waiter: CheckedContinuation<[Item]?, Never>?
+        var isFinished = false
+        var droppedCount = 0
+    }
+
+    /// Queued packets beyond which QoS 0 publishes are dropped.
+    let capacity: Int
+    /// Queued packets beyond which the connection is closed.
+    let hardLimit: Int
+    /// The socket this outbox feeds; closed by ``abort()``.
+    let socket: TCPConnection
+    private let state = Mutex(State())
+
+    init(socket: TCPConnection, capacity: Int, hardLimit: Int) {
+        self.socket = socket
+        self.capacity = max(1, capacity)
+        self.hardLimit = max(self.capacity, hardLimit)
+    }
+
+    /// Queues a packet for the writer without suspending.
+    func enqueue(_ item: Item, droppable: Bool) -> EnqueueResult {
+        let (result, wake): (EnqueueResult, (CheckedContinuation<[Item]?, Never>, [Item])?) = self.state.withLock {
+            state in
+            if state.isFinished { return (.dropped, nil) }
+            if droppable, state.items.count >= self.capacity {
+                state.droppedCount += 1
+                return (.dropped, nil)
+            }
+            if state.items.count >= self.hardLimit { return (.overflow, nil) }
+            state.items.append(item)
+            if let waiter = state.waiter {
+                state.waiter = nil
+                let items = state.items
+                state.items = []
+                return (.queued, (waiter, items))
+            }
+            return (.queued, nil)
+        }
+        if let (waiter, items) = wake { waiter.resume(returning: items) }
+        return result
+    }
+
+    /// Waits for queued packets and takes them all, or returns `nil` once finished and drained.
+    ///
+    /// Suspends while the queue is empty. Cancellation finishes the outbox and returns `nil`.
+    func next() async -> [Item]? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
+                let immediate: [Item]?? = self.state.withLock { state in
+                    if !state.items.isEmpty {
+                        let items = state.items
+                        state.items = []
+                        return .some(items)
+                    }
+                    if state.isFinished { return .some(nil) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            self.finish()
+        }
+    }
+
+    /// Lets the writer drain what is queued and then end; later enqueues are dropped.
+    func finish() {
+        let waiter = self.state.withLock { state -> CheckedContinuation<[Item]?, Never>? in
+            state.isFinished = true
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// Drops everything queued, ends the writer and closes the socket.
+    func abort() {
+        self.state.withLock { $0.items = [] }
+        self.finish()
+        self.socket.close()
+    }
+
+    /// The number of packets waiting for the writer.
+    var depth: Int { self.state.withLock { $0.items.count } }
+
+    /// QoS 0 publishes dropped because the queue was full.
+    var droppedCount: Int { self.state.withLock { $0.droppedCount } }
+}

@@ -1,0 +1,323 @@
+import CoatyCore
+
+/// The broker's shared state as a pure state machine: sessions, subscriptions, retained messages and
+/// the QoS 1/2 flows in both directions. It does no I/O; every mutation appends ``Output``s that the
+/// connection layer turns into packets, in order.
+///
+/// One value lives behind the broker's `Mutex`. The connection layer passes in decoded, validated
+/// packets and owns the per-connection write queues.
+struct BrokerSessions: Sendable {
+    /// Something the connection layer must do as a result of a state change.
+    enum Output: Sendable, Equatable {
+        /// Send a PUBLISH. `packetID` is set for QoS 1/2; `dup` only for a redelivery.
+        case publish(ConnectionID, BrokerMessage, packetID: UInt16?, dup: Bool)
+        /// Send a PUBREL (a resumed QoS 2 handshake, or an answer to PUBREC).
+        case pubrel(ConnectionID, UInt16)
+        /// Close a connection (session takeover); its will has already been handled.
+        case close(ConnectionID)
+    }
+
+    /// What an acknowledgement from a client did.
+    enum AckResult: Sendable, Equatable {
+        /// Handled (or an unsolicited ack that is ignored).
+        case ok
+        /// An ack of the wrong type for a message in flight: a protocol violation, close the connection.
+        case protocolViolation
+    }
+
+    /// The limits that govern sessions.
+    struct Limits: Sendable {
+        /// The most QoS 1/2 messages in flight to one client.
+        var maximumInFlight = 20
+        /// The most QoS 1/2 messages queued per session beyond the in-flight window.
+        var maximumQueued = 1000
+        /// The most retained topics.
+        var maximumRetained = 100_000
+    }
+
+    private struct ConnectionRecord: Sendable {
+        var sessionKey: [UInt8]
+        var will: BrokerMessage?
+    }
+
+    let limits: Limits
+    private(set) var sessions: [[UInt8]: Session] = [:]
+    private var sessionKeys: [SessionID: [UInt8]] = [:]
+    private var connections: [ConnectionID: ConnectionRecord] = [:]
+    private(set) var subscriptions = SubscriptionTrie()
+    private(set) var retained: RetainedStore
+    private var nextSessionID: UInt64 = 1
+
+    /// Messages dropped across all sessions because a queue was full.
+    private(set) var droppedMessages = 0
+
+    init(limits: Limits = Limits()) {
+        self.limits = limits
+        self.retained = RetainedStore(maximumCount: limits.maximumRetained)
+    }
+
+    // MARK: - Connections
+
+    /// Attaches `connection` to the session of `clientID`, creating, resuming or replacing it.
+    ///
+    /// A client already connected with the same id is taken over: its connection is closed (an output)
+    /// and its will published, unless both the old and the new session are persistent (mosquitto's
+    /// semantics). A clean session discards any stored state [MQTT-3.1.2-6]; a persistent one resumes
+    /// it and redelivers unacknowledged messages with DUP=1 and pending PUBRELs in the original order
+    /// [MQTT-4.4.0-1], then fills the in-flight window from the queue.
+    ///
+    /// - Returns: The CONNACK session-present flag [MQTT-3.2.2-1/2/3] and the session.
+    mutating func connect(
+        clientID: String,
+        cleanSession: Bool,
+        will: BrokerMessage?,
+        connection: ConnectionID,
+        into outputs: inout [Output]
+    ) -> (sessionPresent: Bool, session: SessionID) {
+        let key = Array(clientID.utf8)
+        if let existing = self.sessions[key], let old = existing.connection {
+            // Takeover [MQTT-3.1.4-2].
+            let record = self.connections.removeValue(forKey: old)
+            outputs.append(.close(old))
+            if !(existing.isPersistent && !cleanSession), let will = record?.will {
+                self.publish(will, into: &outputs)
+            }
+            self.sessions[key]?.connection = nil
+        }
+        var sessionPresent = false
+        if let existing = self.sessions[key] {
+            if cleanSession || !existing.isPersistent {
+                self.destroySession(key: key)
+            } else {
+                sessionPresent = true
+            }
+        }
+        if !sessionPresent {
+            let id = SessionID(rawValue: self.nextSessionID)
+            self.nextSessionID += 1
+            self.sessions[key] = Session(
+                id: id,
+                clientID: clientID,
+                isPersistent: !cleanSession,
+                queueCapacity: self.limits.maximumQueued
+            )
+            self.sessionKeys[id] = key
+        }
+        self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
+        guard var session = self.sessions[key] else { return (false, SessionID(rawValue: 0)) }
+        session.connection = connection
+        for entry in session.inFlight {
+            switch entry.state {
+            case .awaitingPubAck, .awaitingPubRec:
+                outputs.append(.publish(connection, entry.message, packetID: entry.packetID, dup: true))
+            case .awaitingPubComp:
+                outputs.append(.pubrel(connection, entry.packetID))
+            }
+        }
+        Self.fillWindow(&session, maximumInFlight: self.limits.maximumInFlight, into: &outputs)
+        self.sessions[key] = session
+        return (sessionPresent, session.id)
+    }
+
+    /// Detaches a closed connection: publishes its will unless it disconnected gracefully
+    /// [MQTT-3.1.2-8/10], and discards a clean session or keeps a persistent one for later.
+    ///
+    /// A connection that was taken over or never attached is ignored.
+    mutating func connectionClosed(_ connection: ConnectionID, graceful: Bool, into outputs: inout [Output]) {
+        guard let record = self.connections.removeValue(forKey: connection) else { return }
+        if let session = self.sessions[record.sessionKey], session.connection == connection {
+            if session.isPersistent {
+                self.sessions[record.sessionKey]?.connection = nil
+            } else {
+                self.destroySession(key: record.sessionKey)
+            }
+        }
+        if !graceful, let will = record.will {
+            self.publish(will, into: &outputs)
+        }
+    }
+
+    /// Forgets the will of a connection, because it sent DISCONNECT [MQTT-3.14.4-3].
+    mutating func discardWill(of connection: ConnectionID) {
+        self.connections[connection]?.will = nil
+    }
+
+    private mutating func destroySession(key: [UInt8]) {
+        guard let session = self.sessions.removeValue(forKey: key) else { return }
+        for filter in session.subscriptions.keys {
+            self.subscriptions.remove(filter: filter, session: session.id)
+        }
+        self.sessionKeys.removeValue(forKey: session.id)
+    }
+
+    // MARK: - Publishing
+
+    /// Routes a message from a client (or a will): updates the retained store if RETAIN is set, then
+    /// delivers to each matching session once, at min(published, maximum granted) QoS with RETAIN=0
+    /// [MQTT-3.3.1-9] [MQTT-3.3.5-1].
+    mutating func publish(_ message: BrokerMessage, into outputs: inout [Output]) {
+        if message.retain { self.retained.apply(message) }
+        var live = message
+        live.retain = false
+        let matches = self.subscriptions.match(topic: message.topic)
+        for (sessionID, granted) in matches {
+            guard let key = self.sessionKeys[sessionID] else { continue }
+            var delivered = live
+            delivered.qos = min(message.qos, granted)
+            self.deliver(delivered, toSessionWithKey: key, into: &outputs)
+        }
+    }
+
+    private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output]) {
+        guard var session = self.sessions[key] else { return }
+        if message.qos == .atMostOnce {
+            // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
+            if let connection = session.connection {
+                outputs.append(.publish(connection, message, packetID: nil, dup: false))
+            }
+            return
+        }
+        if let connection = session.connection, session.inFlight.count < self.limits.maximumInFlight,
+            session.pending.isEmpty, let packetID = session.allocatePacketID()
+        {
+            let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
+            session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
+            outputs.append(.publish(connection, message, packetID: packetID, dup: false))
+        } else if session.pending.append(message) != nil {
+            session.droppedMessages += 1
+            self.droppedMessages += 1
+        }
+        self.sessions[key] = session
+    }
+
+    /// Moves queued messages into free in-flight slots while the client is online.
+    private static func fillWindow(_ session: inout Session, maximumInFlight: Int, into outputs: inout [Output]) {
+        guard let connection = session.connection else { return }
+        while session.inFlight.count < maximumInFlight, let message = session.pending.popFirst() {
+            guard let packetID = session.allocatePacketID() else { break }
+            let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
+            session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
+            outputs.append(.publish(connection, message, packetID: packetID, dup: false))
+        }
+    }
+
+    // MARK: - Subscriptions
+
+    /// Adds or replaces subscriptions and queues the matching retained messages with RETAIN=1
+    /// [MQTT-3.3.1-6/8] [MQTT-3.8.4-3].
+    ///
+    /// - Returns: The granted QoS per filter, in order (the broker grants what was requested).
+    mutating func subscribe(
+        _ session: SessionID,
+        to filters: [(filter: TopicFilter, qos: QualityOfService)],
+        into outputs: inout [Output]
+    ) -> [QualityOfService] {
+        guard let key = self.sessionKeys[session] else { return [] }
+        var granted: [QualityOfService] = []
+        for (filter, qos) in filters {
+            let bytes = Array(filter.rawValue.utf8)
+            self.subscriptions.insert(filter: bytes, session: session, qos: qos)
+            self.sessions[key]?.subscriptions[bytes] = qos
+            granted.append(qos)
+        }
+        for (filter, qos) in filters {
+            for var message in self.retained.messages(matching: filter) {
+                message.qos = min(message.qos, qos)
+                message.retain = true
+                self.deliver(message, toSessionWithKey: key, into: &outputs)
+            }
+        }
+        return granted
+    }
+
+    /// Removes subscriptions, comparing filters byte for byte [MQTT-3.10.4-1]. Unknown filters are ignored.
+    mutating func unsubscribe(_ session: SessionID, from filters: [String]) {
+        guard let key = self.sessionKeys[session] else { return }
+        for filter in filters {
+            let bytes = Array(filter.utf8)
+            self.subscriptions.remove(filter: bytes, session: session)
+            self.sessions[key]?.subscriptions.removeValue(forKey: bytes)
+        }
+    }
+
+    // MARK: - Acknowledgements from the client (broker is the sender)
+
+    /// Handles PUBACK: completes a QoS 1 delivery. An unknown id is ignored; a PUBACK for a QoS 2
+    /// message is a protocol violation (as mosquitto treats it).
+    mutating func puback(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
+        let maximumInFlight = self.limits.maximumInFlight
+        return self.withSession(session) { session in
+            guard let index = session.inFlightIndex(of: packetID) else { return .ok }
+            guard session.inFlight[index].state == .awaitingPubAck else { return .protocolViolation }
+            session.inFlight.remove(at: index)
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            return .ok
+        } ?? .ok
+    }
+
+    /// Handles PUBREC: answers with PUBREL, also for a duplicate or unknown id (mosquitto's behaviour).
+    /// A PUBREC for a QoS 1 message is a protocol violation.
+    mutating func pubrec(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
+        self.withSession(session) { session in
+            guard let connection = session.connection else { return .ok }
+            if let index = session.inFlightIndex(of: packetID) {
+                switch session.inFlight[index].state {
+                case .awaitingPubAck:
+                    return .protocolViolation
+                case .awaitingPubRec:
+                    session.inFlight[index].state = .awaitingPubComp
+                    // The payload is no longer needed: the PUBLISH is never resent after PUBREL.
+                    session.inFlight[index].message.payload = []
+                case .awaitingPubComp:
+                    break
+                }
+            }
+            outputs.append(.pubrel(connection, packetID))
+            return .ok
+        } ?? .ok
+    }
+
+    /// Handles PUBCOMP: completes a QoS 2 delivery. An unknown id is ignored; a PUBCOMP before PUBREC
+    /// or for a QoS 1 message is a protocol violation.
+    mutating func pubcomp(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
+        let maximumInFlight = self.limits.maximumInFlight
+        return self.withSession(session) { session in
+            guard let index = session.inFlightIndex(of: packetID) else { return .ok }
+            guard session.inFlight[index].state == .awaitingPubComp else { return .protocolViolation }
+            session.inFlight.remove(at: index)
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            return .ok
+        } ?? .ok
+    }
+
+    // MARK: - Inbound QoS 2 (broker is the receiver)
+
+    /// Records an inbound QoS 2 PUBLISH. Returns `false` for a duplicate of one not yet released, which
+    /// must be answered with PUBREC again but not delivered twice [MQTT-4.3.3-2].
+    mutating func receiveQoS2(_ session: SessionID, packetID: UInt16) -> Bool {
+        self.withSession(session) { $0.inboundQoS2.insert(packetID).inserted } ?? true
+    }
+
+    /// Handles PUBREL: releases the id so it can be reused. Always answered with PUBCOMP.
+    mutating func release(_ session: SessionID, packetID: UInt16) {
+        _ = self.withSession(session) { $0.inboundQoS2.remove(packetID) }
+    }
+
+    private mutating func withSession<Result>(
+        _ id: SessionID,
+        _ body: (inout Session) -> Result
+    ) -> Result? {
+        guard let key = self.sessionKeys[id], var session = self.sessions[key] else { return nil }
+        let result = body(&session)
+        self.sessions[key] = session
+        return result
+    }
+
+    // MARK: - Inspection
+
+    /// The session of `clientID`, for statistics and tests.
+    func session(clientID: String) -> Session? { self.sessions[Array(clientID.utf8)] }
+
+    /// The number of connections attached.
+    var connectionCount: Int { self.connections.count }
+}

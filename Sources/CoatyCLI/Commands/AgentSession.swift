@@ -1,0 +1,83 @@
+import CoatyCommunication
+import CoatyModel
+
+/// Runs a short-lived CLI agent: joins, runs `body` while online, then leaves gracefully.
+enum AgentSession {
+    static func with<Result: Sendable>(
+        name: String,
+        connection: ConnectionOptions,
+        transport: any Transport,
+        _ body: @escaping @Sendable (CommunicationManager) async throws -> Result
+    ) async throws -> Result {
+        let configuration = CommunicationManager.Configuration(
+            identity: Identity(name: name),
+            namespace: connection.namespace
+        )
+        let manager = CommunicationManager(transport: transport, configuration: configuration)
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            let states = manager.observeCommunicationState()
+            group.addTask {
+                try await manager.run()
+                return nil
+            }
+            let online = try await Self.first(states, within: 5) { $0 == .online }
+            guard online else {
+                group.cancelAll()
+                throw CLIError("cannot reach the broker at \(connection.broker)")
+            }
+            let result = try await body(manager)
+            manager.finish()
+            while let _ = try await group.next() {}
+            return result
+        }
+    }
+
+    /// Whether an element satisfying `predicate` arrives within `seconds`.
+    static func first<Element: Sendable>(
+        _ stream: EventStream<Element>,
+        within seconds: Double,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { await stream.first(where: predicate) != nil }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+    }
+
+    /// Collects the elements of `stream` that arrive within `seconds`, handing each to `handle`.
+    static func collect<Event: Sendable>(
+        _ stream: EventStream<Event>,
+        for seconds: Double,
+        _ handle: @escaping @Sendable (Event) -> Void
+    ) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                var count = 0
+                for await event in stream {
+                    handle(event)
+                    count += 1
+                }
+                return count
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return nil
+            }
+            // Whichever ends first stops the other; the stream task reports how many arrived.
+            var collected = 0
+            while let value = try await group.next() {
+                group.cancelAll()
+                if let value {
+                    collected = value
+                    break
+                }
+            }
+            return collected
+        }
+    }
+}

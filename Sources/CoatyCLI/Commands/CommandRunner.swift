@@ -1,0 +1,32 @@
+/// Runs a parsed command.
+enum CommandRunner {
+    static func run(_ command: Command) async throws {
+        switch command {
+        case .help, .version:
+            return
+        case .broker(let options):
+            try await BrokerCommand.run(options)
+        case .monitor(let options):
+            let transport = try TransportFactory.make(options.connection)
+            try await Signals.runUntilInterrupted {
+                try await MonitorCommand.run(options, transport: transport) { Console.line($0) }
+            }
+        case .discover(let options):
+            let transport = try TransportFactory.make(options.connection)
+            _ = try await DiscoverCommand.run(options, transport: transport) { Console.line($0) }
+        case .call(let options):
+            let transport = try TransportFactory.make(options.connection)
+            let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
+            if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
+        }
+    }
+}
+
+/// A failure while running a command (not a usage error).
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,58 @@
+/// A parsed `coaty` command line.
+enum Command: Equatable {
+    /// `coaty broker`: run the embedded MQTT broker.
+    case broker(BrokerOptions)
+    /// `coaty monitor`: print every Coaty event in a namespace.
+    case monitor(MonitorOptions)
+    /// `coaty discover`: list the agents present.
+    case discover(DiscoverOptions)
+    /// `coaty call`: call a remote operation and print the returns.
+    case call(CallOptions)
+    /// `--help`, `help [subcommand]`, or `<subcommand> --help`.
+    case help(subcommand: String?)
+    /// `--version`.
+    case version
+
+    /// The subcommands, in the order the help lists them.
+    static let subcommands = ["broker", "monitor", "discover", "call"]
+
+    /// Parses the arguments after the program name.
+    ///
+    /// - Throws: ``UsageError`` describing the first problem found.
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        guard let first = arguments.first else {
+            self = .help(subcommand: nil)
+            return
+        }
+        let rest = arguments.dropFirst()
+        switch first {
+        case "-h", "--help":
+            self = .help(subcommand: nil)
+        case "--version":
+            self = .version
+        case "help":
+            guard let topic = rest.first else {
+                self = .help(subcommand: nil)
+                return
+            }
+            guard Self.subcommands.contains(topic), rest.count == 1 else {
+                throw UsageError("unknown help topic '\(rest.joined(separator: " "))'")
+            }
+            self = .help(subcommand: topic)
+        case "broker", "monitor", "discover", "call":
+            if rest.contains(where: { $0 == "-h" || $0 == "--help" }) {
+                self = .help(subcommand: first)
+                return
+            }
+            switch first {
+            case "broker": self = .broker(try BrokerOptions(parsing: rest))
+            case "monitor": self = .monitor(try MonitorOptions(parsing: rest))
+            case "discover": self = .discover(try DiscoverOptions(parsing: rest))
+            default: self = .call(try CallOptions(parsing: rest))
+            }
+        default:
+            if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'") }
+            throw UsageError("unknown subcommand '\(first)'")
+        }
+    }
+}

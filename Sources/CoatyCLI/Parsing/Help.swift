@@ -1,0 +1,92 @@
+/// The help texts of `coaty` and its subcommands.
+enum Help {
+    static let version = "coaty 0.1.0 (Coaty MQTT protocol version 3)"
+
+    static func text(for subcommand: String?) -> String {
+        switch subcommand {
+        case "broker": broker
+        case "monitor": monitor
+        case "discover": discover
+        case "call": call
+        default: overview
+        }
+    }
+
+    static let overview = """
+        OVERVIEW: Tools for Coaty agents: an MQTT broker, and clients that watch and talk to agents.
+
+        USAGE: coaty <subcommand> [options]
+
+        SUBCOMMANDS:
+          broker      Run the embedded MQTT 3.1.1 broker.
+          monitor     Print every Coaty event in a namespace, one line each.
+          discover    List the agents present (Discover of their identities).
+          call        Call a remote operation and print its returns.
+
+        OPTIONS:
+          --version   Show the version.
+          -h, --help  Show help. 'coaty help <subcommand>' or 'coaty <subcommand> --help' shows a subcommand's.
+        """
+
+    private static let connectionOptions = """
+          -b, --broker <url>      The broker, mqtt://host:port. (default: mqtt://127.0.0.1:1883)
+          -n, --namespace <ns>    The Coaty namespace. (default: -)
+          -u, --username <name>   MQTT user name.
+          -P, --password <pw>     MQTT password.
+        """
+
+    static let broker = """
+        OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
+
+        USAGE: coaty broker [--host <host>] [--port <port>] [--max-packet-size <bytes>] [--username <name> --password <pw>] [--verbose]
+
+        OPTIONS:
+          --host <host>               The address to listen on. (default: 127.0.0.1)
+          -p, --port <port>           The TCP port; 0 picks a free one. (default: 1883)
+          --max-packet-size <bytes>   Disconnect clients that send larger packets.
+          -u, --username <name>       Require this user name (with --password).
+          -P, --password <pw>         Require this password (with --username).
+          -v, --verbose               Log connects, subscriptions and every message.
+          -h, --help                  Show help.
+        """
+
+    static let monitor = """
+        OVERVIEW: Connect to a broker and print every Coaty event in a namespace as a readable line:
+        time, event, source agent, object type and name, correlation id.
+
+        USAGE: coaty monitor [--broker <url>] [--namespace <ns>] [--all-namespaces] [--count <n>] [--payload]
+
+        OPTIONS:
+        \(connectionOptions)
+          -a, --all-namespaces    Watch every namespace.
+          -c, --count <n>         Exit after n events.
+          --payload               Also print each payload.
+          -h, --help              Show help.
+        """
+
+    static let discover = """
+        OVERVIEW: Discover the agents present: publish a Discover for identities and list every Resolve.
+
+        USAGE: coaty discover [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
+
+        OPTIONS:
+        \(connectionOptions)
+          -t, --timeout <seconds> How long to collect answers. (default: 2)
+          -h, --help              Show help.
+        """
+
+    static let call = """
+        OVERVIEW: Call a remote operation and print every Return that arrives within the timeout.
+
+        USAGE: coaty call <operation> [--params <json>] [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
+
+        ARGUMENTS:
+          <operation>             The operation name, e.g. com.example.lights.switchLight.
+
+        OPTIONS:
+          --params <json>         Parameters: a JSON object (by name) or array (by position).
+        \(connectionOptions)
+          -t, --timeout <seconds> How long to collect returns. (default: 2)
+          -h, --help              Show help.
+        """
+}

@@ -1,0 +1,197 @@
+/// Options of `coaty broker`.
+struct BrokerOptions: Equatable {
+    var host = "127.0.0.1"
+    var port = 1883
+    var maximumPacketSize: Int?
+    var username: String?
+    var password: String?
+    var verbose = false
+
+    init() {}
+
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        var scanner = ArgumentScanner(arguments, subcommand: "broker")
+        while let token = scanner.next() {
+            switch token {
+            case .option("host", let inline): self.host = try scanner.value(for: "host", inline: inline)
+            case .option("port", let inline), .option("p", let inline):
+                self.port = try parsePort(try scanner.value(for: "port", inline: inline), subcommand: "broker")
+            case .option("max-packet-size", let inline):
+                let text = try scanner.value(for: "max-packet-size", inline: inline)
+                guard let size = Int(text), size >= 2, size <= 268_435_460 else {
+                    throw UsageError("'--max-packet-size' must be a byte count from 2 to 268435460, not '\(text)'",
+                        subcommand: "broker")
+                }
+                self.maximumPacketSize = size
+            case .option("username", let inline), .option("u", let inline):
+                self.username = try scanner.value(for: "username", inline: inline)
+            case .option("password", let inline), .option("P", let inline):
+                self.password = try scanner.value(for: "password", inline: inline)
+            case .option("verbose", let inline), .option("v", let inline):
+                self.verbose = try scanner.flag("verbose", inline: inline)
+            case .option(let name, _):
+                throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "broker")
+            case .positional(let value):
+                throw UsageError("unexpected argument '\(value)'", subcommand: "broker")
+            }
+        }
+        if (self.username == nil) != (self.password == nil) {
+            throw UsageError("'--username' and '--password' go together", subcommand: "broker")
+        }
+    }
+}
+
+/// Where a client subcommand connects and which namespace it speaks in.
+struct ConnectionOptions: Equatable {
+    var broker = "mqtt://127.0.0.1:1883"
+    var namespace = "-"
+    var username: String?
+    var password: String?
+
+    /// Consumes a connection option; returns false if `name` is not one.
+    mutating func parse(
+        _ name: String,
+        inline: String?,
+        scanner: inout ArgumentScanner
+    ) throws(UsageError) -> Bool {
+        switch name {
+        case "broker", "b":
+            let url = try scanner.value(for: "broker", inline: inline)
+            guard url.hasPrefix("mqtt://") || url.hasPrefix("tcp://") else {
+                throw UsageError("'--broker' takes an address like mqtt://host:port, not '\(url)'",
+                    subcommand: scanner.subcommand)
+            }
+            self.broker = url
+        case "namespace", "n":
+            let namespace = try scanner.value(for: "namespace", inline: inline)
+            guard !namespace.isEmpty, !namespace.contains(where: { "/+#\u{0}".contains($0) }) else {
+                throw UsageError("a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
+                    subcommand: scanner.subcommand)
+            }
+            self.namespace = namespace
+        case "username", "u": self.username = try scanner.value(for: "username", inline: inline)
+        case "password", "P": self.password = try scanner.value(for: "password", inline: inline)
+        default: return false
+        }
+        return true
+    }
+}
+
+/// Options of `coaty monitor`.
+struct MonitorOptions: Equatable {
+    var connection = ConnectionOptions()
+    var allNamespaces = false
+    var count: Int?
+    var showPayload = false
+
+    init() {}
+
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        var scanner = ArgumentScanner(arguments, subcommand: "monitor")
+        while let token = scanner.next() {
+            switch token {
+            case .option(let name, let inline):
+                if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
+                switch name {
+                case "all-namespaces", "a": self.allNamespaces = try scanner.flag(name, inline: inline)
+                case "payload": self.showPayload = try scanner.flag(name, inline: inline)
+                case "count", "c":
+                    let text = try scanner.value(for: "count", inline: inline)
+                    guard let count = Int(text), count > 0 else {
+                        throw UsageError("'--count' must be a positive number, not '\(text)'", subcommand: "monitor")
+                    }
+                    self.count = count
+                default:
+                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "monitor")
+                }
+            case .positional(let value):
+                throw UsageError("unexpected argument '\(value)'", subcommand: "monitor")
+            }
+        }
+    }
+}
+
+/// Options of `coaty discover`.
+struct DiscoverOptions: Equatable {
+    var connection = ConnectionOptions()
+    var timeoutSeconds = 2.0
+
+    init() {}
+
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        var scanner = ArgumentScanner(arguments, subcommand: "discover")
+        while let token = scanner.next() {
+            switch token {
+            case .option(let name, let inline):
+                if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
+                guard name == "timeout" || name == "t" else {
+                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "discover")
+                }
+                self.timeoutSeconds = try parseSeconds(
+                    try scanner.value(for: "timeout", inline: inline), subcommand: "discover")
+            case .positional(let value):
+                throw UsageError("unexpected argument '\(value)'", subcommand: "discover")
+            }
+        }
+    }
+}
+
+/// Options of `coaty call`.
+struct CallOptions: Equatable {
+    var connection = ConnectionOptions()
+    var operation = ""
+    /// The parameters as JSON text: an object (by name) or an array (by position).
+    var parameters: String?
+    var timeoutSeconds = 2.0
+
+    init() {}
+
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        var scanner = ArgumentScanner(arguments, subcommand: "call")
+        var operation: String?
+        while let token = scanner.next() {
+            switch token {
+            case .option(let name, let inline):
+                if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
+                switch name {
+                case "timeout", "t":
+                    self.timeoutSeconds = try parseSeconds(
+                        try scanner.value(for: "timeout", inline: inline), subcommand: "call")
+                case "params":
+                    let text = try scanner.value(for: "params", inline: inline)
+                    guard let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else {
+                        throw UsageError("'--params' takes a JSON object or array", subcommand: "call")
+                    }
+                    self.parameters = text
+                default:
+                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "call")
+                }
+            case .positional(let value):
+                guard operation == nil else { throw UsageError("unexpected argument '\(value)'", subcommand: "call") }
+                operation = value
+            }
+        }
+        guard let operation else { throw UsageError("missing operation name", subcommand: "call") }
+        guard !operation.isEmpty, !operation.contains(where: { "/+#\u{0}".contains($0) }) else {
+            throw UsageError("an operation name must be non-empty and must not contain '/', '+', '#' or NUL",
+                subcommand: "call")
+        }
+        self.operation = operation
+    }
+}
+
+func parsePort(_ text: String, subcommand: String) throws(UsageError) -> Int {
+    guard let port = Int(text), (0...65_535).contains(port) else {
+        throw UsageError("'--port' must be a number from 0 to 65535, not '\(text)'", subcommand: subcommand)
+    }
+    return port
+}
+
+func parseSeconds(_ text: String, subcommand: String) throws(UsageError) -> Double {
+    let trimmed = text.hasSuffix("s") ? String(text.dropLast()) : text
+    guard let seconds = Double(trimmed), seconds > 0, seconds <= 3600 else {
+        throw UsageError("'--timeout' must be a number of seconds from 0 to 3600, not '\(text)'",
+            subcommand: subcommand)
+    }
+    return seconds
+}

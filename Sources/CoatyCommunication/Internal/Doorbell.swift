@@ -1,0 +1,94 @@
+import Synchronization
+
+/// A single-consumer wake-up signal: ``ring()`` from anywhere (synchronously), ``wait()`` in one task.
+///
+/// Rings are coalesced: a ring while nobody waits makes the next ``wait()`` return at once.
+final class Doorbell: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Wakes the waiter, or makes the next wait return at once.
+    func ring() {
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.pending = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Suspends until the bell rings or the task is cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = self.state.withLock { state -> Bool in
+                    if state.pending || Task.isCancelled {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+    }
+}
+
+/// A one-shot signal that many tasks can wait for.
+final class OneShotSignal: Sendable {
+    private struct State {
+        var isFired = false
+        var nextID = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether the signal has fired.
+    var isFired: Bool { self.state.withLock { $0.isFired } }
+
+    /// Fires the signal, resuming every waiter.
+    func fire() {
+        let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isFired = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Suspends until the signal fires or the task is cancelled.
+    func wait() async {
+        let id = self.state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = self.state.withLock { state -> Bool in
+                    if state.isFired || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}

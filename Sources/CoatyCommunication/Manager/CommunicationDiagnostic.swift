@@ -1,0 +1,34 @@
+/// A report of something the communication manager dropped instead of delivering or sending.
+///
+/// Bad inbound data never crashes an agent and is never lost silently: an undecodable or invalid
+/// event, a response that fails the requester-side checks, or a publication dropped from a full
+/// offline queue is reported through ``CommunicationManager/observeDiagnostics()`` and the logger.
+public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of drop this is.
+    public enum Kind: Sendable, Hashable {
+        /// An inbound message could not be parsed or decoded, or its data is invalid.
+        case invalidInboundEvent
+        /// An inbound response failed the requester-side checks of its request.
+        case rejectedResponse
+        /// A queued publication was dropped because the offline queue was full.
+        case droppedPublication
+        /// An observer's buffer was full and its oldest event was dropped.
+        case droppedEvent
+    }
+
+    /// What kind of drop this is.
+    public var kind: Kind
+    /// The topic of the message concerned.
+    public var topic: String
+    /// Why it was dropped.
+    public var reason: String
+
+    /// Creates a diagnostic.
+    public init(kind: Kind, topic: String, reason: String) {
+        self.kind = kind
+        self.topic = topic
+        self.reason = reason
+    }
+
+    public var description: String { "\(self.kind) on '\(self.topic)': \(self.reason)" }
+}

@@ -1,0 +1,94 @@
+public import CoatyModel
+import CoatyCore
+import Synchronization
+
+extension CommunicationManager {
+    // MARK: Associate
+
+    /// Publishes an Associate event on `ASC:<ioContextName>`. Enqueues and returns without suspending.
+    public func publish(_ event: AssociateEvent) throws {
+        let payload = try EventCoding.encode(event.payload)
+        self.enqueue([
+            TransportMessage(topic: self.topic(.associate, filter: event.ioContextName).formatted, payload: payload)
+        ])
+    }
+
+    /// Observes Associate events of an IO context. Returns once the subscription is in place.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
+    ///   context name is not a valid event filter.
+    public func observeAssociate(ioContextName: String) async throws -> EventStream<AssociateEvent> {
+        try EventValidation.checkFilterName(ioContextName, "IO context name")
+        return await self.observe(filter: self.filter(.associate, filter: ioContextName)) { delivery in
+            guard case .associate(let event)? = delivery.event else { return nil }
+            return event
+        }
+    }
+
+    /// Observes the IO state of an IO source or actor in an IO context, derived from the Associate
+    /// events of that context: yields the current state first (no associations), then every change.
+    ///
+    /// Returns once the subscription is in place.
+    ///
+    /// - Parameters:
+    ///   - ioContextName: The IO context.
+    ///   - ioPointID: The IO source or IO actor.
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
+    ///   context name is not a valid event filter.
+    public func observeIOState(ioContextName: String, ioPointID: ObjectID) async throws -> EventStream<IOStateEvent> {
+        try EventValidation.checkFilterName(ioContextName, "IO context name")
+        let associations = Mutex<(pairs: [ObjectID: Int?], last: IOStateEvent)>(
+            ([:], IOStateEvent(hasAssociations: false)))
+        let (stream, continuation) = await self.observe(filters: [self.filter(.associate, filter: ioContextName)]) {
+            delivery -> IOStateEvent? in
+            guard case .associate(let event)? = delivery.event else { return nil }
+            let counterpart: ObjectID
+            if event.ioSourceID == ioPointID {
+                counterpart = event.ioActorID
+            } else if event.ioActorID == ioPointID {
+                counterpart = event.ioSourceID
+            } else {
+                return nil
+            }
+            return associations.withLock { state -> IOStateEvent? in
+                if event.associatingRoute == nil {
+                    state.pairs[counterpart] = nil
+                } else {
+                    state.pairs[counterpart] = .some(event.updateRate)
+                }
+                let rates = state.pairs.values.compactMap { $0 }
+                let next = IOStateEvent(hasAssociations: !state.pairs.isEmpty, updateRate: rates.max())
+                guard next != state.last else { return nil }
+                state.last = next
+                return next
+            }
+        }
+        continuation.yield(IOStateEvent(hasAssociations: false))
+        return stream
+    }
+
+    // MARK: IO values
+
+    /// Publishes an IO value on its route, verbatim. Enqueues and returns without suspending.
+    public func publish(_ event: IOValueEvent) {
+        self.enqueue([TransportMessage(topic: event.route, payload: event.payload)])
+    }
+
+    /// Observes the IO values on a route (exact topic match, no wildcards). Returns once the
+    /// subscription is in place.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidTopic`` if the
+    ///   route is not a valid topic name.
+    public func observeIOValue(route: String) async throws -> EventStream<IOValueEvent> {
+        guard IOValueEvent.isValidRoute(route), let filter = try? TopicFilter(route) else {
+            throw CommunicationError(.invalidTopic, "invalid IO route '\(route)'")
+        }
+        return await self.observe(filter: filter, kind: .ioValue) { delivery in
+            IOValueEvent(
+                received: delivery.topic, payload: delivery.payload,
+                origin: EventOrigin(
+                    topic: delivery.topic, sourceID: delivery.coatyTopic?.sourceID,
+                    namespace: delivery.coatyTopic?.namespace))
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Synchronization
+import CoatyCore
+import CoatyModel
+
+/// A decoded inbound Coaty event.
+enum InboundEvent: Sendable {
+    case advertise(AdvertiseEvent)
+    case deadvertise(DeadvertiseEvent)
+    case channel(ChannelEvent)
+    case discover(DiscoverEvent)
+    case resolve(ResolveEvent)
+    case query(QueryEvent)
+    case retrieve(RetrieveEvent)
+    case update(UpdateEvent)
+    case complete(CompleteEvent)
+    case call(CallEvent)
+    case `return`(ReturnEvent)
+    case associate(AssociateEvent)
+}
+
+extension CommunicationManager {
+    /// Routes one inbound message: called by the transport, synchronously, in order of arrival.
+    func receive(_ message: TransportMessage) {
+        let (receivers, autoResolve) = self.state.withLock { state in
+            (state.routing.receivers(of: message.topic), state.routing.permanentFilters.contains { $0.matches(message.topic) })
+        }
+        guard !receivers.isEmpty || autoResolve else { return }
+        let coatyTopic = CoatyTopic(parsing: message.topic)
+        var event: InboundEvent?
+        if autoResolve || receivers.contains(where: { $0.kind == .coaty }) {
+            guard let coatyTopic else {
+                self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: "malformed Coaty topic"))
+                return
+            }
+            if coatyTopic.code != .ioValue {
+                do {
+                    event = try InboundEvent.decode(message, topic: coatyTopic, family: self.configuration.objectFamily)
+                    event = self.attachResponseRoute(to: event, topic: coatyTopic)
+                } catch {
+                    self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
+                    return
+                }
+            }
+        }
+        let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)
+        for receiver in receivers { receiver.receiver.deliver(delivery) }
+        if autoResolve, case .discover(let discover)? = event { self.autoResolve(discover) }
+    }
+
+    /// Gives a received request the way to answer it.
+    private func attachResponseRoute(to event: InboundEvent?, topic: CoatyTopic) -> InboundEvent? {
+        switch event {
+        case .discover(var discover)?:
+            discover.responseRoute = self.responseRoute(for: topic)
+            return .discover(discover)
+        case .query(var query)?:
+            query.responseRoute = self.responseRoute(for: topic)
+            return .query(query)
+        case .update(var update)?:
+            update.responseRoute = self.responseRoute(for: topic)
+            return .update(update)
+        case .call(var call)?:
+            call.responseRoute = self.responseRoute(for: topic)
+            return .call(call)
+        default:
+            return event
+        }
+    }
+
+    /// The route for answering a request received on `topic`.
+    func responseRoute(for topic: CoatyTopic) -> ResponseRoute? {
+        guard let correlationID = topic.correlationID else { return nil }
+        return ResponseRoute(correlationID: correlationID) { [weak self] code, payload throws(CommunicationError) in
+            guard let self else { throw CommunicationError(.notRunning, "the communication manager is gone") }
+            let responseTopic = CoatyTopic(
+                namespace: self.namespace, code: code, sourceID: self.identity.objectID, correlationID: correlationID)
+            self.enqueue([TransportMessage(topic: responseTopic.formatted, payload: payload)])
+        }
+    }
+
+    /// Resolves Discovers for the agent's identity and IO nodes (protocol §6.4).
+    private func autoResolve(_ discover: DiscoverEvent) {
+        let identity = self.identity
+        let matchesIdentity =
+            (discover.isDiscoveringTypes && discover.isCoreTypeCompatible(.identity))
+            || (discover.isDiscoveringObjectID && discover.objectID == identity.objectID)
+        if matchesIdentity { try? discover.resolve(ResolveEvent(object: identity)) }
+        if discover.isDiscoveringTypes && discover.isCoreTypeCompatible(.ioNode) {
+            for node in self.configuration.ioNodes { try? discover.resolve(ResolveEvent(object: node)) }
+        }
+    }
+
+    /// Queues messages for ``run()`` to publish, reporting any dropped from a full outbox.
+    func enqueue(_ messages: [TransportMessage]) {
+        let dropped = self.state.withLock { state -> [TransportMessage] in
+            messages.compactMap { state.outbox.append($0) }
+        }
+        for message in dropped {
+            self.report(
+                .init(kind: .droppedPublication, topic: message.topic, reason: "outbox full (capacity \(self.configuration.outboxCapacity)); oldest publication dropped"))
+        }
+        self.doorbell.ring()
+    }
+
+    /// Registers an observation and returns once its subscription is in place (when online) or
+    /// registered for the next connect (when offline).
+    func observe<Event: Sendable>(
+        filter: TopicFilter,
+        kind: RouteKind = .coaty,
+        _ transform: @escaping @Sendable (Delivery) -> Event?
+    ) async -> EventStream<Event> {
+        await self.observe(filters: [filter], kind: kind, transform).stream
+    }
+
+    func observe<Event: Sendable>(
+        filters: [TopicFilter],
+        kind: RouteKind = .coaty,
+        _ transform: @escaping @Sendable (Delivery) -> Event?
+    ) async -> (stream: EventStream<Event>, continuation: AsyncStream<Event>.Continuation) {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize)))
+        let receiver = ObserverReceiver(
+            deliver: { [weak self] delivery in
+                guard let event = transform(delivery) else { return }
+                if case .dropped = continuation.yield(event) {
+                    self?.report(
+                        .init(kind: .droppedEvent, topic: delivery.topic, reason: "observer buffer full; oldest event dropped"))
+                }
+            },
+            finish: { continuation.finish() })
+        var toSubscribe: [TopicFilter] = []
+        let ids = self.state.withLock { state -> [ObserverID] in
+            filters.map { filter in
+                let id = state.routing.makeID()
+                if case .subscribe(let filter) = state.routing.add(id, filter: filter, kind: kind, receiver: receiver) {
+                    toSubscribe.append(filter)
+                }
+                return id
+            }
+        }
+        continuation.onTermination = { [weak self] _ in self?.removeObservers(ids) }
+        for filter in toSubscribe {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let queued = self.state.withLock { state -> Bool in
+                    guard state.acceptsControl else { return false }
+                    state.control.append(.subscribe(filter, waiter))
+                    return true
+                }
+                if queued { self.doorbell.ring() } else { waiter.resume() }
+            }
+        }
+        return (EventStream(base: stream), continuation)
+    }
+
+    private func removeObservers(_ ids: [ObserverID]) {
+        let queued = self.state.withLock { state -> Bool in
+            var queued = false
+            for id in ids {
+                if case .unsubscribe(let filter) = state.routing.remove(id), state.acceptsControl {
+                    state.control.append(.unsubscribe(filter))
+                    queued = true
+                }
+            }
+            return queued
+        }
+        if queued { self.doorbell.ring() }
+    }
+}
+
+extension InboundEvent {
+    /// Decodes and validates the payload of a message received on a Coaty topic.
+    static func decode(
+        _ message: TransportMessage, topic: CoatyTopic, family: ObjectFamily
+    ) throws(CommunicationError) -> InboundEvent {
+        let origin = EventOrigin(
+            topic: message.topic, sourceID: topic.sourceID, correlationID: topic.correlationID,
+            namespace: topic.namespace)
+        func payload<P: WirePayload>(_ type: P.Type) throws(CommunicationError) -> P {
+            try EventCoding.decode(P.self, from: message.payload, family: family)
+        }
+        func requireFilter() throws(CommunicationError) -> String {
+            guard let filter = topic.filter, CoatyTopic.isValidEventFilter(filter) || filter.hasPrefix(":") else {
+                throw CommunicationError.invalid("the \(topic.code.rawValue) event has no valid filter")
+            }
+            return filter
+        }
+        switch topic.code {
+        case .advertise:
+            _ = try requireFilter()
+            return .advertise(try AdvertiseEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin))
+        case .deadvertise:
+            return .deadvertise(DeadvertiseEvent(payload: try payload(DeadvertiseEvent.Payload.self), origin: origin))
+        case .channel:
+            let channelID = try requireFilter()
+            return .channel(ChannelEvent(channelID: channelID, payload: try payload(ChannelEvent.Payload.self), origin: origin))
+        case .discover:
+            return .discover(try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin))
+        case .resolve:
+            return .resolve(ResolveEvent(payload: try payload(ResolveEvent.Payload.self), origin: origin))
+        case .query:
+            return .query(try QueryEvent(payload: payload(QueryEvent.Payload.self), origin: origin))
+        case .retrieve:
+            return .retrieve(RetrieveEvent(payload: try payload(RetrieveEvent.Payload.self), origin: origin))
+        case .update:
+            _ = try requireFilter()
+            return .update(try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin))
+        case .complete:
+            return .complete(CompleteEvent(payload: try payload(AdvertiseEvent.Payload.self), origin: origin))
+        case .call:
+            let operation = try requireFilter()
+            return .call(CallEvent(operation: operation, payload: try payload(CallEvent.Payload.self), origin: origin))
+        case .return:
+            return .return(ReturnEvent(payload: try payload(ReturnEvent.Payload.self), origin: origin))
+        case .associate:
+            let context = try requireFilter()
+            return .associate(
+                try AssociateEvent(ioContextName: context, payload: payload(AssociateEvent.Payload.self), origin: origin))
+        case .ioValue:
+            throw CommunicationError.invalid("IO values are not decoded as Coaty events")
+        }
+    }
+
+}

@@ -1,0 +1,185 @@
+public import CoatyModel
+
+extension CommunicationManager {
+    // MARK: Discover - Resolve
+
+    /// Observes Discover requests; answer each with ``DiscoverEvent/resolve(_:)``.
+    ///
+    /// Returns once the subscription is in place.
+    public func observeDiscover() async -> EventStream<DiscoverEvent> {
+        await self.observe(filter: self.filter(.discover)) { delivery in
+            guard case .discover(let event)? = delivery.event else { return nil }
+            return event
+        }
+    }
+
+    /// Publishes a Discover and returns the stream of its Resolves.
+    ///
+    /// Subscribes the response topic first (`RSV/+/<correlationID>`), then publishes the request, so
+    /// no response is missed. Resolves whose object does not match the Discover are dropped and
+    /// reported as diagnostics. The stream stays open for responses from any number of agents until
+    /// the consumer stops; use ``EventStream/first(timeout:clock:)`` when one answer is enough.
+    ///
+    /// - Parameters:
+    ///   - event: The Discover.
+    ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    public func discover(_ event: DiscoverEvent, correlationID: ObjectID = .random()) async throws
+        -> EventStream<ResolveEvent>
+    {
+        let payload = try EventCoding.encode(event.payload)
+        let stream = await self.observe(filter: self.filter(.resolve, correlationID: correlationID)) {
+            [weak self] delivery -> ResolveEvent? in
+            guard case .resolve(let resolve)? = delivery.event else { return nil }
+            if let reason = event.rejectionReason(for: resolve) {
+                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+                return nil
+            }
+            return resolve
+        }
+        self.enqueue([TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)])
+        return stream
+    }
+}
+
+extension CommunicationManager {
+    // MARK: Query - Retrieve
+
+    /// Observes Query requests; answer each with ``QueryEvent/retrieve(_:)``, for example with the
+    /// objects that `query.objectFilter.apply(to:)` selects. Returns once the subscription is in place.
+    public func observeQuery() async -> EventStream<QueryEvent> {
+        await self.observe(filter: self.filter(.query)) { delivery in
+            guard case .query(let event)? = delivery.event else { return nil }
+            return event
+        }
+    }
+
+    /// Publishes a Query and returns the stream of its Retrieves.
+    ///
+    /// Subscribes `RTV/+/<correlationID>` first, then publishes. Retrieves containing an object that is
+    /// not of a queried type are dropped and reported as diagnostics.
+    ///
+    /// - Parameters:
+    ///   - event: The Query.
+    ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    public func query(_ event: QueryEvent, correlationID: ObjectID = .random()) async throws
+        -> EventStream<RetrieveEvent>
+    {
+        let payload = try EventCoding.encode(event.payload)
+        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID)) {
+            [weak self] delivery -> RetrieveEvent? in
+            guard case .retrieve(let retrieve)? = delivery.event else { return nil }
+            if let reason = event.rejectionReason(for: retrieve) {
+                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+                return nil
+            }
+            return retrieve
+        }
+        self.enqueue([TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)])
+        return stream
+    }
+
+    // MARK: Update - Complete
+
+    /// Observes Update requests for objects of a core type (subscribes `UPD:<CoreType>`); answer each
+    /// with ``UpdateEvent/complete(_:)``. Returns once the subscription is in place.
+    public func observeUpdate(coreType: CoreType) async -> EventStream<UpdateEvent> {
+        await self.observe(filter: self.filter(.update, filter: coreType.rawValue)) { delivery in
+            guard case .update(let event)? = delivery.event else { return nil }
+            return event
+        }
+    }
+
+    /// Observes Update requests for objects of an object type (subscribes `UPD::<objectType>`, or
+    /// `UPD:<CoreType>` with a local check for a canonical core object type). Returns once the
+    /// subscription is in place.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
+    ///   object type is not a valid event filter.
+    public func observeUpdate(objectType: String) async throws -> EventStream<UpdateEvent> {
+        try EventValidation.checkFilterName(objectType, "objectType")
+        return await self.observe(filter: self.filter(.update, filter: Self.typeFilter(objectType))) { delivery in
+            guard case .update(let event)? = delivery.event, event.object.objectType == objectType else { return nil }
+            return event
+        }
+    }
+
+    /// Publishes an Update and returns the stream of its Completes.
+    ///
+    /// An object of a non-canonical object type is published twice, first on `UPD::<objectType>` with
+    /// `objectTypeCorrelationID`, then on `UPD:<CoreType>` with `correlationID`; the stream merges the
+    /// Completes of both. Response topics are subscribed before the request is published. Completes
+    /// for another object id are dropped and reported as diagnostics.
+    ///
+    /// - Parameters:
+    ///   - event: The Update.
+    ///   - correlationID: The correlation id of the core-type request. Defaults to a random UUID.
+    ///   - objectTypeCorrelationID: The correlation id of the object-type request. Defaults to a random UUID.
+    public func update(
+        _ event: UpdateEvent, correlationID: ObjectID = .random(), objectTypeCorrelationID: ObjectID = .random()
+    ) async throws -> EventStream<CompleteEvent> {
+        let payload = try EventCoding.encode(event.payload)
+        var requests: [(filter: String, correlationID: ObjectID)] = []
+        if event.object.objectType != event.object.coreType.objectType {
+            requests.append((CoatyTopic.objectTypeFilter(event.object.objectType), objectTypeCorrelationID))
+        }
+        requests.append((event.object.coreType.rawValue, correlationID))
+        let filters = requests.map { self.filter(.complete, correlationID: $0.correlationID) }
+        let stream = await self.observe(filters: filters) { [weak self] delivery -> CompleteEvent? in
+            guard case .complete(let complete)? = delivery.event else { return nil }
+            if let reason = event.rejectionReason(for: complete) {
+                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+                return nil
+            }
+            return complete
+        }.stream
+        self.enqueue(
+            requests.map { request in
+                TransportMessage(
+                    topic: self.topic(.update, filter: request.filter, correlationID: request.correlationID).formatted,
+                    payload: payload)
+            })
+        return stream
+    }
+
+    // MARK: Call - Return
+
+    /// Observes Call requests for an operation (subscribes `CLL:<operation>`); answer each with
+    /// ``CallEvent/returnResult(_:executionInfo:)`` or ``CallEvent/returnError(_:executionInfo:)``.
+    /// Returns once the subscription is in place.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
+    ///   operation is not a valid event filter.
+    ///
+    /// - Parameters:
+    ///   - operation: The operation name.
+    ///   - context: The callee's context object. When given, only Calls whose context filter matches
+    ///     it are delivered; Calls without a filter are not (protocol §5). Unmatched Calls get no Return.
+    public func observeCall(_ operation: String, context: CoatyObject? = nil) async throws -> EventStream<CallEvent> {
+        try EventValidation.checkFilterName(operation, "operation")
+        return await self.observe(filter: self.filter(.call, filter: operation)) { delivery in
+            guard case .call(let event)? = delivery.event, event.matches(context: context) else { return nil }
+            return event
+        }
+    }
+
+    /// Publishes a Call and returns the stream of its Returns.
+    ///
+    /// Subscribes `RTN/+/<correlationID>` first, then publishes on `CLL:<operation>`. Every Return
+    /// from any number of callees is delivered until the consumer stops.
+    ///
+    /// - Parameters:
+    ///   - event: The Call.
+    ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
+        let payload = try EventCoding.encode(event.payload)
+        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID)) { delivery -> ReturnEvent? in
+            guard case .return(let returnEvent)? = delivery.event else { return nil }
+            return returnEvent
+        }
+        self.enqueue([
+            TransportMessage(
+                topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted, payload: payload)
+        ])
+        return stream
+    }
+}

@@ -1,0 +1,223 @@
+import Synchronization
+import CoatyCore
+import CoatyModel
+
+extension CommunicationManager {
+    /// Connects, routes events and reconnects until stopped.
+    ///
+    /// On every (re)connect it subscribes every current observation in one subscribe call, publishes
+    /// the join event (Advertise of the identity, `ADV:Identity`) and only then the queued
+    /// publications, in order. The last will of the connection is the unjoin Deadvertise
+    /// (`coaty/3/<namespace>/DAD/<identityID>` with the identity id).
+    ///
+    /// When the connection fails or is lost, the state goes `.offline` and `run()` reconnects after
+    /// a delay that doubles from ``Configuration/initialReconnectDelay`` up to
+    /// ``Configuration/maximumReconnectDelay``.
+    ///
+    /// `run()` stops when ``finish()`` is called or its task is cancelled. Either way it sends the
+    /// queued publications and the unjoin Deadvertise while connected, then returns so the transport
+    /// closes the connection; after ``finish()`` the close is graceful (no last will). After a
+    /// cancellation the transport may close abruptly, in which case the peer publishes the last will,
+    /// the same Deadvertise, a second time. Every stream of the manager finishes, the state goes
+    /// `.offline`, and `run()` returns normally. It can be called again afterwards.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` if `run()`
+    ///   is already running.
+    public func run() async throws {
+        let stop = OneShotSignal()
+        try self.state.withLock { state throws(CommunicationError) in
+            guard !state.isRunning else { throw CommunicationError(.alreadyRunning, "run() is already running") }
+            state.isRunning = true
+            state.isStopRequested = false
+        }
+        self.stopSignal.withLock { $0 = stop }
+        defer { self.endRun() }
+
+        let options = TransportConnectOptions(clientID: self.clientID, lastWill: self.unjoinMessage())
+        var delay = self.configuration.initialReconnectDelay
+        while !Task.isCancelled && !self.isStopRequested {
+            do {
+                try await self.transport.withConnection(
+                    options,
+                    onMessage: { [weak self] message in self?.receive(message) },
+                    { connection in try await self.serve(connection) })
+                return
+            } catch {
+                let wasOnline = self.state.withLock { state -> Bool in
+                    let wasOnline = state.communicationState == .online
+                    self.disconnected(&state)
+                    return wasOnline
+                }
+                if Task.isCancelled || self.isStopRequested { return }
+                if wasOnline { delay = self.configuration.initialReconnectDelay }
+                self.configuration.logger.warning(
+                    "connection failed or lost: \(error); reconnecting in \(delay)", metadata: ["clientID": self.clientID])
+            }
+            await self.sleep(delay, unlessStopped: stop)
+            delay = min(delay * 2, self.configuration.maximumReconnectDelay)
+        }
+    }
+
+    var isStopRequested: Bool { self.state.withLock { $0.isStopRequested } }
+
+    private func sleep(_ delay: Duration, unlessStopped stop: OneShotSignal) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask { await stop.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Works with one connection until stopped (returns) or lost (throws).
+    private func serve(_ connection: any TransportConnection) async throws {
+        // Subscribe everything in one call; observations added meanwhile are picked up in a loop.
+        var filters = self.state.withLock { $0.routing.connected() }
+        while true {
+            if !filters.isEmpty { try await connection.subscribe(to: filters) }
+            filters = self.state.withLock { state -> [TopicFilter] in
+                let missing = state.routing.markNeededSubscribed()
+                if missing.isEmpty { state.acceptsControl = true }
+                return missing
+            }
+            if filters.isEmpty { break }
+        }
+        // Pending subscribe commands are covered by the subscription above.
+        self.resumeControlWaiters()
+        // Join before anything queued.
+        for message in self.joinMessages() { try await connection.publish(message) }
+        self.state.withLock { self.setCommunicationState(.online, in: &$0) }
+
+        let failure: (any Error)? = await withTaskGroup(of: (any Error)?.self) { group in
+            group.addTask {
+                await connection.waitUntilClosed()
+                return Task.isCancelled ? nil : TransportError(.connectionLost, "the connection closed")
+            }
+            group.addTask {
+                do {
+                    try await self.drain(connection)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let failure, !(failure is CancellationError) { throw failure }
+        // Stopping (finish() or cancellation): unjoin while still connected.
+        try? await connection.publish(self.unjoinMessage())
+    }
+
+    /// Sends control commands and queued publications until stopped or cancelled.
+    private func drain(_ connection: any TransportConnection) async throws {
+        while true {
+            await self.doorbell.wait()
+            let (control, messages, isStopRequested) = self.state.withLock { state in
+                defer { state.control = [] }
+                return (state.control, state.outbox.removeAll(), state.isStopRequested)
+            }
+            for command in control {
+                switch command {
+                case .subscribe(let filter, let waiter):
+                    if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
+                        do {
+                            try await connection.subscribe(to: [filter])
+                        } catch {
+                            waiter?.resume()
+                            throw error
+                        }
+                    }
+                    waiter?.resume()
+                case .unsubscribe(let filter):
+                    if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) {
+                        try await connection.unsubscribe(from: [filter])
+                    }
+                }
+            }
+            for (index, message) in messages.enumerated() {
+                do {
+                    try await connection.publish(message)
+                } catch {
+                    self.requeue(Array(messages[index...]))
+                    throw error
+                }
+            }
+            if isStopRequested || Task.isCancelled { return }
+        }
+    }
+
+    private func requeue(_ messages: [TransportMessage]) {
+        let dropped = self.state.withLock { $0.outbox.prepend(messages) }
+        for message in dropped {
+            self.report(.init(kind: .droppedPublication, topic: message.topic, reason: "outbox full"))
+        }
+    }
+
+    private func resumeControlWaiters() {
+        let commands = self.state.withLock { state in
+            defer { state.control = [] }
+            return state.control
+        }
+        for case .subscribe(_, let waiter?) in commands { waiter.resume() }
+    }
+
+    /// Marks the connection gone: offline, nothing subscribed, waiting observers released.
+    func disconnected(_ state: inout ManagerState) {
+        state.acceptsControl = false
+        state.routing.disconnected()
+        self.setCommunicationState(.offline, in: &state)
+    }
+
+    private func endRun() {
+        let (entries, stateObservers, diagnosticObservers, control) = self.state.withLock { state in
+            self.disconnected(&state)
+            state.isRunning = false
+            state.isStopRequested = false
+            _ = state.outbox.removeAll()
+            defer {
+                state.stateObservers = [:]
+                state.diagnosticObservers = [:]
+                state.control = []
+            }
+            return (
+                state.routing.removeAll(), Array(state.stateObservers.values), Array(state.diagnosticObservers.values),
+                state.control
+            )
+        }
+        self.stopSignal.withLock { $0 = nil }
+        for case .subscribe(_, let waiter?) in control { waiter.resume() }
+        for entry in entries { entry.receiver.finish() }
+        for observer in stateObservers { observer.finish() }
+        for observer in diagnosticObservers { observer.finish() }
+    }
+
+    // MARK: Join and unjoin
+
+    /// The join events: Advertise of the identity, then of each IO node, with the core-type filter only.
+    func joinMessages() -> [TransportMessage] {
+        var messages: [TransportMessage] = []
+        for object in [self.identity as CoatyObject] + self.configuration.ioNodes {
+            let topic = CoatyTopic(
+                namespace: self.namespace, code: .advertise, filter: object.coreType.rawValue,
+                sourceID: self.identity.objectID)
+            let payload = AdvertiseEvent.Payload(object: object, privateData: nil)
+            do {
+                messages.append(TransportMessage(topic: topic.formatted, payload: try EventCoding.encode(payload)))
+            } catch {
+                self.configuration.logger.error("cannot encode join event: \(error)", metadata: ["topic": topic.formatted])
+            }
+        }
+        return messages
+    }
+
+    /// The unjoin event and last will: Deadvertise of the identity.
+    func unjoinMessage() -> TransportMessage {
+        let topic = CoatyTopic(namespace: self.namespace, code: .deadvertise, sourceID: self.identity.objectID)
+        let payload = DeadvertiseEvent.Payload(
+            objectIds: [self.identity.objectID] + self.configuration.ioNodes.map(\.objectID))
+        let bytes = (try? EventCoding.encode(payload)) ?? []
+        return TransportMessage(topic: topic.formatted, payload: bytes)
+    }
+}

@@ -1,0 +1,184 @@
+import CoatyCore
+public import CoatyModel
+import Synchronization
+
+/// Publishes and observes Coaty events through a ``Transport``.
+///
+/// ## Lifecycle
+///
+/// Create a manager, then call ``run()`` in a task that lives as long as the agent should. `run()`
+/// connects, subscribes every observation in one subscribe call, advertises the identity (the join
+/// event) before any queued publication, and then sends and routes events. When the connection fails
+/// or is lost the manager goes offline, waits (exponential backoff from
+/// ``Configuration/initialReconnectDelay`` to ``Configuration/maximumReconnectDelay``) and does it all
+/// again. It stops gracefully when ``finish()`` is called or its task is cancelled: it sends what is
+/// queued, publishes the unjoin Deadvertise and closes the connection. Every stream of the manager
+/// finishes when `run()` returns.
+///
+/// Observations (`observe…`) and requests (`discover`, `query`, `update`, `call`) may be set up
+/// before or while `run()` runs; publications made while offline are queued.
+///
+/// ```swift
+/// let manager = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: identity))
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { try await manager.run() }
+///     for await advertise in try await manager.observeAdvertise(objectType: "com.example.Light") { … }
+/// }
+/// ```
+public final class CommunicationManager: Sendable {
+    /// The settings of this manager.
+    public let configuration: Configuration
+    let transport: any Transport
+    let state: Mutex<ManagerState>
+    let doorbell = Doorbell()
+    let stopSignal = Mutex<OneShotSignal?>(nil)
+
+    /// The agent identity this manager advertises.
+    public var identity: Identity { self.configuration.identity }
+
+    /// The namespace events are published in.
+    public var namespace: String { self.configuration.namespace }
+
+    /// Creates a manager. It does nothing until ``run()`` is called.
+    ///
+    /// - Parameters:
+    ///   - transport: How to reach other agents.
+    ///   - configuration: Identity, namespace, object family and limits.
+    public init(transport: any Transport, configuration: Configuration) {
+        self.transport = transport
+        self.configuration = configuration
+        var state = ManagerState(outboxCapacity: configuration.outboxCapacity)
+        state.routing.addPermanent(
+            CoatyTopic.subscriptionFilter(.discover, namespace: configuration.subscriptionNamespace))
+        self.state = Mutex(state)
+        if !CoatyTopic.isValidEventFilter(configuration.namespace) {
+            configuration.logger.error(
+                "namespace '\(configuration.namespace)' contains invalid characters",
+                metadata: ["namespace": configuration.namespace])
+        }
+    }
+
+    /// The MQTT client id: `"Coaty"` and the first 18 hex digits of the identity id without dashes.
+    public var clientID: String {
+        "Coaty" + String(self.identity.objectID.rawValue.filter { $0 != "-" }.prefix(18))
+    }
+
+    /// The current communication state.
+    public var communicationState: CommunicationState {
+        self.state.withLock { $0.communicationState }
+    }
+
+    // MARK: State and diagnostics streams
+
+    /// Observes the communication state: yields the current state first, then every change.
+    ///
+    /// Returns without suspending. The stream finishes when ``run()`` returns. Tests and agents wait
+    /// for `.online` with it instead of sleeping:
+    ///
+    /// ```swift
+    /// _ = await manager.observeCommunicationState().first { $0 == .online }
+    /// ```
+    public func observeCommunicationState() -> EventStream<CommunicationState> {
+        let (stream, continuation) = AsyncStream<CommunicationState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = self.state.withLock { state -> ObserverID in
+            let id = state.routing.makeID()
+            state.stateObservers[id] = continuation
+            continuation.yield(state.communicationState)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.stateObservers.removeValue(forKey: id) }
+        }
+        return EventStream(base: stream)
+    }
+
+    /// Observes diagnostics: every inbound event dropped as invalid, every rejected response, every
+    /// publication dropped from a full outbox and every event dropped from a full observer buffer.
+    ///
+    /// Returns without suspending. The stream finishes when ``run()`` returns. Each diagnostic is
+    /// also logged at `warning` level.
+    public func observeDiagnostics() -> EventStream<CommunicationDiagnostic> {
+        let (stream, continuation) = AsyncStream<CommunicationDiagnostic>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize)))
+        let id = self.state.withLock { state -> ObserverID in
+            let id = state.routing.makeID()
+            state.diagnosticObservers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.diagnosticObservers.removeValue(forKey: id) }
+        }
+        return EventStream(base: stream)
+    }
+
+    func report(_ diagnostic: CommunicationDiagnostic) {
+        self.configuration.logger.warning(
+            "dropped: \(diagnostic.reason)", metadata: ["topic": diagnostic.topic, "kind": "\(diagnostic.kind)"])
+        let observers = self.state.withLock { Array($0.diagnosticObservers.values) }
+        for observer in observers { observer.yield(diagnostic) }
+    }
+
+    func setCommunicationState(_ newState: CommunicationState, in state: inout ManagerState) {
+        guard state.communicationState != newState else { return }
+        state.communicationState = newState
+        for observer in state.stateObservers.values { observer.yield(newState) }
+        self.configuration.logger.info("communication \(newState)", metadata: ["clientID": self.clientID])
+    }
+
+    // MARK: Stopping
+
+    /// Requests a graceful stop of ``run()``: queued publications are sent, the unjoin Deadvertise is
+    /// published, and the connection is closed gracefully (no last will). Returns without suspending.
+    ///
+    /// If `run()` is waiting to reconnect, it returns at once.
+    public func finish() {
+        self.state.withLock { $0.isStopRequested = true }
+        self.stopSignal.withLock { $0 }?.fire()
+        self.doorbell.ring()
+    }
+}
+
+extension CommunicationManager.Configuration {
+    /// The namespace level used in subscription filters: `nil` (`+`) with cross-namespacing.
+    var subscriptionNamespace: String? {
+        self.isCrossNamespacingEnabled || self.namespace.isEmpty ? nil : self.namespace
+    }
+}
+
+/// One inbound message as handed to observers.
+struct Delivery: Sendable {
+    let topic: String
+    let coatyTopic: CoatyTopic?
+    let payload: [UInt8]
+    let event: InboundEvent?
+}
+
+/// The receiver of one observation in the routing table.
+struct ObserverReceiver: Sendable {
+    let deliver: @Sendable (Delivery) -> Void
+    let finish: @Sendable () -> Void
+}
+
+/// A control command for the connection, performed by ``CommunicationManager/run()`` in order.
+enum ControlCommand: Sendable {
+    case subscribe(TopicFilter, CheckedContinuation<Void, Never>?)
+    case unsubscribe(TopicFilter)
+}
+
+/// Everything mutable of a manager, guarded by one mutex.
+struct ManagerState: Sendable {
+    var routing = RoutingTable<ObserverReceiver>()
+    var communicationState: CommunicationState = .offline
+    var isRunning = false
+    var isStopRequested = false
+    /// `true` while connected and past the initial subscribe: new filters are subscribed at once.
+    var acceptsControl = false
+    var outbox: BoundedQueue<TransportMessage>
+    var control: [ControlCommand] = []
+    var stateObservers: [ObserverID: AsyncStream<CommunicationState>.Continuation] = [:]
+    var diagnosticObservers: [ObserverID: AsyncStream<CommunicationDiagnostic>.Continuation] = [:]
+
+    init(outboxCapacity: Int) {
+        self.outbox = BoundedQueue(capacity: outboxCapacity)
+    }
+}

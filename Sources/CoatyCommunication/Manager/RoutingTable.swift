@@ -1,0 +1,163 @@
+import CoatyCore
+
+/// Identifies one observer (one stream) in a ``RoutingTable``.
+struct ObserverID: Hashable, Sendable, Comparable {
+    let rawValue: UInt64
+    static func < (lhs: ObserverID, rhs: ObserverID) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// How an observer's filter is matched against inbound topics.
+enum RouteKind: Sendable, Hashable {
+    /// Coaty events: the filter is a Coaty subscription filter.
+    case coaty
+    /// Raw events: any topic matching the filter, except Coaty-shaped topics other than `IOV` (§1.7).
+    case raw
+    /// IO values: exact topic equality with the route.
+    case ioValue
+}
+
+/// The routing state of a manager: which observers exist, which topic filters they need, and which
+/// filters are subscribed on the current connection. A pure value: it performs no I/O, it returns
+/// what has to be done.
+struct RoutingTable<Receiver: Sendable>: Sendable {
+    struct Entry: Sendable {
+        let id: ObserverID
+        let filter: TopicFilter
+        let kind: RouteKind
+        let receiver: Receiver
+    }
+
+    private(set) var entries: [ObserverID: Entry] = [:]
+    /// Observers per filter, in registration order.
+    private(set) var observersByFilter: [TopicFilter: [ObserverID]] = [:]
+    /// Filters that are always subscribed (built-in responders), with no observer entry.
+    private(set) var permanentFilters: Set<TopicFilter> = []
+    /// Filters subscribed on the current connection.
+    private(set) var subscribed: Set<TopicFilter> = []
+    private var nextID: UInt64 = 0
+
+    /// Whether a subscription action is needed after adding an observer.
+    enum AddAction: Equatable { case subscribe(TopicFilter), none }
+    /// Whether an unsubscription action is needed after removing an observer.
+    enum RemoveAction: Equatable { case unsubscribe(TopicFilter), none }
+
+    /// Allocates a fresh observer id.
+    mutating func makeID() -> ObserverID {
+        self.nextID += 1
+        return ObserverID(rawValue: self.nextID)
+    }
+
+    /// Adds a filter that stays subscribed for the table's lifetime.
+    mutating func addPermanent(_ filter: TopicFilter) {
+        self.permanentFilters.insert(filter)
+    }
+
+    /// Registers an observer. Returns `.subscribe` when its filter is not subscribed yet.
+    mutating func add(_ id: ObserverID, filter: TopicFilter, kind: RouteKind, receiver: Receiver) -> AddAction {
+        self.entries[id] = Entry(id: id, filter: filter, kind: kind, receiver: receiver)
+        self.observersByFilter[filter, default: []].append(id)
+        return self.isNeeded(filter) && !self.subscribed.contains(filter) ? .subscribe(filter) : .none
+    }
+
+    /// Removes an observer. Returns `.unsubscribe` when it was the last one of a subscribed filter.
+    mutating func remove(_ id: ObserverID) -> RemoveAction {
+        guard let entry = self.entries.removeValue(forKey: id) else { return .none }
+        var ids = self.observersByFilter[entry.filter] ?? []
+        ids.removeAll { $0 == id }
+        if ids.isEmpty {
+            self.observersByFilter[entry.filter] = nil
+        } else {
+            self.observersByFilter[entry.filter] = ids
+        }
+        return !self.isNeeded(entry.filter) && self.subscribed.contains(entry.filter) ? .unsubscribe(entry.filter) : .none
+    }
+
+    /// Removes every observer, returning their entries. Subscriptions are left as they are.
+    mutating func removeAll() -> [Entry] {
+        let all = self.entries.values.sorted { $0.id < $1.id }
+        self.entries = [:]
+        self.observersByFilter = [:]
+        return all
+    }
+
+    /// Whether some observer or a permanent subscription needs `filter`.
+    func isNeeded(_ filter: TopicFilter) -> Bool {
+        self.permanentFilters.contains(filter) || self.observersByFilter[filter] != nil
+    }
+
+    /// Every filter that must be subscribed, in a stable order.
+    var neededFilters: [TopicFilter] {
+        (Array(self.permanentFilters) + Array(self.observersByFilter.keys)).uniqued().sorted {
+            $0.rawValue < $1.rawValue
+        }
+    }
+
+    /// A new connection: nothing is subscribed on it yet. Returns the filters to subscribe, and marks
+    /// them subscribed.
+    mutating func connected() -> [TopicFilter] {
+        self.subscribed = []
+        return self.markNeededSubscribed()
+    }
+
+    /// Marks every needed but unsubscribed filter as subscribed and returns those filters.
+    mutating func markNeededSubscribed() -> [TopicFilter] {
+        let missing = self.neededFilters.filter { !self.subscribed.contains($0) }
+        self.subscribed.formUnion(missing)
+        return missing
+    }
+
+    /// The connection is gone: nothing is subscribed.
+    mutating func disconnected() {
+        self.subscribed = []
+    }
+
+    /// Marks `filter` subscribed if it is needed and not yet subscribed; returns whether the caller
+    /// must subscribe it.
+    mutating func claimSubscribe(_ filter: TopicFilter) -> Bool {
+        guard self.isNeeded(filter), !self.subscribed.contains(filter) else { return false }
+        self.subscribed.insert(filter)
+        return true
+    }
+
+    /// Marks `filter` unsubscribed if no one needs it any more; returns whether the caller must
+    /// unsubscribe it.
+    mutating func claimUnsubscribe(_ filter: TopicFilter) -> Bool {
+        guard !self.isNeeded(filter), self.subscribed.contains(filter) else { return false }
+        self.subscribed.remove(filter)
+        return true
+    }
+
+    /// The observers that receive a message on `topic`, in registration order.
+    func receivers(of topic: String) -> [Entry] {
+        let isCoaty = CoatyTopic.isCoatyTopic(topic)
+        var isIOValue = false
+        if isCoaty, let event = Self.eventLevel(of: topic) { isIOValue = event == "IOV" }
+        var result: [Entry] = []
+        for (filter, ids) in self.observersByFilter where filter.matches(topic) {
+            for id in ids {
+                guard let entry = self.entries[id] else { continue }
+                switch entry.kind {
+                case .coaty: if isCoaty { result.append(entry) }
+                case .raw: if !isCoaty || isIOValue { result.append(entry) }
+                case .ioValue: if filter.rawValue == topic { result.append(entry) }
+                }
+            }
+        }
+        if result.count > 1 { result.sort { $0.id < $1.id } }
+        return result
+    }
+
+    /// The fourth level of a topic (the event level of a Coaty topic), without its filter.
+    static func eventLevel(of topic: String) -> Substring? {
+        let levels = topic.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
+        guard levels.count >= 4 else { return nil }
+        return levels[3].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first
+    }
+}
+
+extension Array where Element: Hashable {
+    func uniqued() -> [Element] {
+        var seen: Set<Element> = []
+        return self.filter { seen.insert($0).inserted }
+    }
+}

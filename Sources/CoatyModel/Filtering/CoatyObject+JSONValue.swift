@@ -1,0 +1,17 @@
+import FoundationEssentials
+
+extension CoatyObject {
+    /// The object's JSON form as a value: exactly what it encodes to on the wire.
+    ///
+    /// Filters evaluate objects through this value, so custom properties and subclass fields are all
+    /// addressable by their wire names (`"objectId"`, not `objectID`).
+    ///
+    /// - Throws: `EncodingError` if the object cannot be encoded, for example because a custom property
+    ///   holds a non-finite number.
+    public var jsonValue: AnyCodable {
+        get throws {
+            let data = try JSONEncoder().encode(self)
+            return try JSONDecoder().decode(AnyCodable.self, from: data)
+        }
+    }
+}

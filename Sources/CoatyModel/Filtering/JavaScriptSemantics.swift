@@ -1,0 +1,300 @@
+/// The JavaScript semantics that coaty-js's `ObjectMatcher` and `util/deep.ts` rely on, over JSON values.
+///
+/// `nil` stands for JavaScript's `undefined` (a missing property or operand).
+enum JavaScriptSemantics {
+    // MARK: Property lookup
+
+    /// Walks `segments` from `root` the way `ObjectMatcher.getFilterPropertyValue` does: each step indexes
+    /// an object by key or an array by a canonical index (or `length`); anything else is `undefined`.
+    static func lookup(_ segments: [String], in root: AnyCodable) -> AnyCodable? {
+        var current: AnyCodable? = root
+        for segment in segments {
+            switch current {
+            case .object(let members)?:
+                current = members[segment]
+            case .array(let elements)?:
+                if segment == "length" {
+                    current = .int(elements.count)
+                } else if let index = Self.arrayIndex(segment), index < elements.count {
+                    current = elements[index]
+                } else {
+                    current = nil
+                }
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    private static func arrayIndex(_ segment: String) -> Int? {
+        guard let first = segment.utf8.first, segment.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        if first == 0x30 && segment.utf8.count > 1 { return nil }
+        return Int(segment)
+    }
+
+    // MARK: Equality and containment
+
+    /// JavaScript's `===` for JSON values: primitives by value (numbers numerically), distinct arrays and
+    /// objects never.
+    static func strictEquals(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil), (.null?, .null?): return true
+        case (.bool(let a)?, .bool(let b)?): return a == b
+        case (.string(let a)?, .string(let b)?): return a == b
+        case (.int(let a)?, .int(let b)?): return a == b
+        default:
+            if let a = lhs?.numberValue, let b = rhs?.numberValue { return a == b }
+            return false
+        }
+    }
+
+    /// `util/deep.ts equals`: structural equality, `===` on leaves, same key sets, arrays in order.
+    static func deepEquals(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
+        switch (lhs, rhs) {
+        case (.array(let a)?, .array(let b)?):
+            return a.count == b.count && zip(a, b).allSatisfy { Self.deepEquals($0, $1) }
+        case (.object(let a)?, .object(let b)?):
+            guard a.count == b.count else { return false }
+            for (key, value) in a {
+                guard let other = b[key], Self.deepEquals(value, other) else { return false }
+            }
+            return true
+        default:
+            return Self.strictEquals(lhs, rhs)
+        }
+    }
+
+    /// `util/deep.ts contains`: whether `container` contains `contained`.
+    ///
+    /// Where coaty-js would throw (an object tested against `null`), this returns `false`.
+    static func contains(_ container: AnyCodable?, _ contained: AnyCodable?, isTopLevel: Bool = true) -> Bool {
+        switch container {
+        case .array(let elements)?:
+            guard case .array(let wanted)? = contained else {
+                if isTopLevel && !Self.isArrayOrObject(contained) {
+                    return elements.contains { Self.strictEquals($0, contained) }
+                }
+                return false
+            }
+            return wanted.allSatisfy { item in elements.contains { Self.contains($0, item, isTopLevel: false) } }
+        case .object(let members)?:
+            switch contained {
+            case .object(let wanted)?:
+                return wanted.allSatisfy { key, item in
+                    members[key].map { Self.contains($0, item, isTopLevel: false) } ?? false
+                }
+            case .array(let wanted)?:
+                // Object.keys of an array are its indexes.
+                return wanted.enumerated().allSatisfy { index, item in
+                    members[String(index)].map { Self.contains($0, item, isTopLevel: false) } ?? false
+                }
+            default:
+                return false
+            }
+        default:
+            return Self.strictEquals(container, contained)
+        }
+    }
+
+    /// Whether `value !== null && typeof value === "object"`.
+    private static func isArrayOrObject(_ value: AnyCodable?) -> Bool {
+        switch value {
+        case .array?, .object?: true
+        default: false
+        }
+    }
+
+    /// `util/deep.ts includes`: whether `array` holds an element deep-equal to `value`; `nil` if `array`
+    /// is not an array (coaty-js throws).
+    static func includes(_ array: AnyCodable?, _ value: AnyCodable?) -> Bool? {
+        guard case .array(let elements)? = array else { return nil }
+        return elements.contains { Self.deepEquals($0, value) }
+    }
+
+    // MARK: Relational comparison
+
+    /// The result of JavaScript's `lhs < rhs` (the abstract relational comparison): `nil` when it is
+    /// `undefined` (a `NaN` is involved), so that every relational operator is `false`.
+    ///
+    /// Both values are first converted to primitives (arrays join their elements with `,`, objects
+    /// become `"[object Object]"`); two strings compare by UTF-16 code units, anything else numerically.
+    static func lessThan(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool? {
+        let a = Self.primitive(lhs)
+        let b = Self.primitive(rhs)
+        if case .string(let x)? = a, case .string(let y)? = b {
+            return x.utf16.lexicographicallyPrecedes(y.utf16)
+        }
+        let x = Self.number(a)
+        let y = Self.number(b)
+        if x.isNaN || y.isNaN { return nil }
+        return x < y
+    }
+
+    /// JavaScript's `lhs < rhs`, where two strings compare by ``FilterCollation`` as `ObjectMatcher` does.
+    static func isLess(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
+        if case .string(let x)? = lhs, case .string(let y)? = rhs { return FilterCollation.compare(x, y) < 0 }
+        return Self.lessThan(lhs, rhs) ?? false
+    }
+
+    /// JavaScript's `lhs <= rhs`, strings by collation.
+    static func isLessOrEqual(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
+        if case .string(let x)? = lhs, case .string(let y)? = rhs { return FilterCollation.compare(x, y) <= 0 }
+        return Self.lessThan(rhs, lhs).map { !$0 } ?? false
+    }
+
+    /// JavaScript's `lhs > rhs` (on values that are not both strings: plain JavaScript `>`).
+    static func jsGreater(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
+        Self.lessThan(rhs, lhs) ?? false
+    }
+
+    private static func primitive(_ value: AnyCodable?) -> AnyCodable? {
+        switch value {
+        case .array?, .object?: .string(Self.string(value))
+        default: value
+        }
+    }
+
+    /// JavaScript's `String(value)` for JSON values.
+    static func string(_ value: AnyCodable?) -> String {
+        switch value {
+        case nil: "undefined"
+        case .null?: "null"
+        case .bool(let flag)?: flag ? "true" : "false"
+        case .int(let number)?: String(number)
+        case .double(let number)?: Self.numberString(number)
+        case .string(let text)?: text
+        case .array(let elements)?:
+            elements.map { element in element.isNull ? "" : Self.string(element) }.joined(separator: ",")
+        case .object?: "[object Object]"
+        }
+    }
+
+    private static func numberString(_ number: Double) -> String {
+        if number.isNaN { return "NaN" }
+        if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
+        if number == number.rounded(), abs(number) < 1e21, let integer = Int(exactly: number) {
+            return String(integer)
+        }
+        return String(number)
+    }
+
+    /// JavaScript's `Number(value)` for primitive JSON values.
+    private static func number(_ value: AnyCodable?) -> Double {
+        switch value {
+        case nil: return .nan
+        case .null?: return 0
+        case .bool(let flag)?: return flag ? 1 : 0
+        case .int(let number)?: return Double(number)
+        case .double(let number)?: return number
+        case .string(let text)?: return Self.number(parsing: text)
+        case .array?, .object?: return Self.number(parsing: Self.string(value))
+        }
+    }
+
+    private static func number(parsing text: String) -> Double {
+        let trimmed = text.trimmingJavaScriptWhitespace()
+        if trimmed.isEmpty { return 0 }
+        switch trimmed {
+        case "Infinity", "+Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        default: break
+        }
+        let lowered = trimmed.lowercased()
+        for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where lowered.hasPrefix(prefix) {
+            return Int(lowered.dropFirst(2), radix: radix).map(Double.init) ?? .nan
+        }
+        guard trimmed.unicodeScalars.allSatisfy({ "0123456789+-.eE".unicodeScalars.contains($0) }) else {
+            return .nan
+        }
+        return Double(trimmed) ?? .nan
+    }
+
+    // MARK: LIKE
+
+    /// Whether `text` matches the SQL `LIKE` `pattern`, as coaty-js's anchored, flag-less regular
+    /// expression does: over UTF-16 code units, `_` and `%` not matching line terminators.
+    static func like(_ text: String, pattern: String) -> Bool {
+        let tokens = Self.likeTokens(pattern)
+        let count = tokens.count
+        var active = [Bool](repeating: false, count: count + 1)
+        var next = active
+        active[0] = true
+        Self.closeOverAnyRuns(&active, tokens)
+        for unit in text.utf16 {
+            let isLineTerminator = unit == 0x0A || unit == 0x0D || unit == 0x2028 || unit == 0x2029
+            for index in next.indices { next[index] = false }
+            var anyActive = false
+            for index in 0..<count where active[index] {
+                switch tokens[index] {
+                case .literal(let literal) where literal == unit:
+                    next[index + 1] = true
+                case .one where !isLineTerminator:
+                    next[index + 1] = true
+                case .anyRun where !isLineTerminator:
+                    next[index] = true
+                default:
+                    continue
+                }
+                anyActive = true
+            }
+            if !anyActive { return false }
+            swap(&active, &next)
+            Self.closeOverAnyRuns(&active, tokens)
+        }
+        return active[count]
+    }
+
+    private enum LikeToken: Equatable {
+        case literal(UInt16)
+        case one
+        case anyRun
+    }
+
+    private static func closeOverAnyRuns(_ states: inout [Bool], _ tokens: [LikeToken]) {
+        for index in tokens.indices where states[index] && tokens[index] == .anyRun {
+            states[index + 1] = true
+        }
+    }
+
+    private static func likeTokens(_ pattern: String) -> [LikeToken] {
+        var tokens: [LikeToken] = []
+        var isEscaped = false
+        for scalar in pattern.unicodeScalars {
+            switch scalar {
+            case "\\":
+                if isEscaped {
+                    tokens.append(.literal(0x5C))
+                }
+                isEscaped.toggle()
+            case "_" where !isEscaped:
+                tokens.append(.one)
+            case "%" where !isEscaped:
+                tokens.append(.anyRun)
+            default:
+                tokens.append(contentsOf: String(scalar).utf16.map(LikeToken.literal))
+                isEscaped = false
+            }
+        }
+        return tokens
+    }
+}
+
+extension AnyCodable {
+    /// The value as a JavaScript number if it is a number.
+    var numberValue: Double? { self.doubleValue }
+}
+
+extension String {
+    /// The string without leading and trailing JavaScript white space and line terminators.
+    fileprivate func trimmingJavaScriptWhitespace() -> Substring {
+        let isSpace: (Unicode.Scalar) -> Bool = { $0.properties.isWhitespace || $0 == "\u{FEFF}" }
+        let scalars = self.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !isSpace($0) }),
+            let end = scalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return Substring(scalars[start...end])
+    }
+}

@@ -1,0 +1,92 @@
+extension ObjectFilter {
+    /// Applies the filter to a collection, as a Query responder does: keeps the matching objects, orders
+    /// them by ``orderByProperties``, then skips ``skip`` and takes ``take``.
+    ///
+    /// The semantics are those of coaty-js's in-memory database adapter:
+    /// - Ordering compares each property in turn, for ``FilterSortOrder/ascending``: a missing value
+    ///   before any present value, `false` before `true`, numbers numerically, strings by
+    ///   ``FilterCollation``; ``FilterSortOrder/descending`` reverses it. Ties keep the input order.
+    ///   Values of different JSON types (where JavaScript's comparison is inconsistent) order by type:
+    ///   `null` < booleans < numbers < strings < arrays < objects; two arrays or two objects tie.
+    /// - A `nil` or negative ``skip`` skips nothing.
+    /// - A `nil` or `0` ``take`` means no limit (coaty-js evaluates `take || Number.MAX_SAFE_INTEGER`);
+    ///   a negative ``take`` returns nothing.
+    ///
+    /// - Parameter objects: The objects to filter, in their natural order.
+    /// - Returns: The selected objects. An object that cannot be encoded to JSON (see
+    ///   `CoatyObject.jsonValue`) never matches.
+    public func apply<Element: CoatyObject>(to objects: [Element]) -> [Element] {
+        self.apply(to: objects) { try? $0.jsonValue }
+    }
+
+    /// Applies the filter to JSON values; with the semantics of ``apply(to:jsonValue:)``.
+    ///
+    /// - Parameter values: The values to filter, in their natural order.
+    /// - Returns: The selected values.
+    public func apply(to values: [AnyCodable]) -> [AnyCodable] {
+        self.apply(to: values) { $0 }
+    }
+
+    /// Applies the filter to any elements, evaluating each through its JSON form.
+    ///
+    /// - Parameters:
+    ///   - elements: The elements to filter, in their natural order.
+    ///   - jsonValue: Returns the JSON form of an element, or `nil` if the element cannot match.
+    /// - Returns: The selected elements.
+    public func apply<Element>(to elements: [Element], jsonValue: (Element) -> AnyCodable?) -> [Element] {
+        var selected: [(element: Element, value: AnyCodable)] = []
+        for element in elements {
+            guard let value = jsonValue(element), self.matches(value) else { continue }
+            selected.append((element, value))
+        }
+        if let orderings = self.orderByProperties, !orderings.isEmpty {
+            let paths = orderings.map { ($0.property.segments, $0.order) }
+            let keyed = selected.enumerated().map { index, item in
+                (index: index, item: item, keys: paths.map { JavaScriptSemantics.lookup($0.0, in: item.value) })
+            }
+            let sorted = keyed.sorted { lhs, rhs in
+                for (position, (_, order)) in paths.enumerated() {
+                    let result = Self.orderCompare(lhs.keys[position], rhs.keys[position])
+                    if result != 0 { return order == .ascending ? result < 0 : result > 0 }
+                }
+                return lhs.index < rhs.index
+            }
+            selected = sorted.map(\.item)
+        }
+        var result = selected.dropFirst(max(self.skip ?? 0, 0)).map(\.element)
+        if let take = self.take, take != 0 {
+            result = take < 0 ? [] : Array(result.prefix(take))
+        }
+        return result
+    }
+
+    /// Compares two property values for ordering; `nil` is a missing property.
+    static func orderCompare(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Int {
+        switch (lhs, rhs) {
+        case (nil, nil): return 0
+        case (nil, _): return -1
+        case (_, nil): return 1
+        case (.string(let a)?, .string(let b)?): return FilterCollation.compare(a, b)
+        case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (a ? 1 : -1)
+        default: break
+        }
+        if let a = lhs?.doubleValue, let b = rhs?.doubleValue {
+            if case .int(let x)? = lhs, case .int(let y)? = rhs { return x == y ? 0 : (x < y ? -1 : 1) }
+            return a == b ? 0 : (a < b ? -1 : 1)
+        }
+        let (a, b) = (Self.typeRank(lhs), Self.typeRank(rhs))
+        return a == b ? 0 : (a < b ? -1 : 1)
+    }
+
+    private static func typeRank(_ value: AnyCodable?) -> Int {
+        switch value {
+        case nil: -1
+        case .null?: 0
+        case .bool?: 1
+        case .int?, .double?: 2
+        case .string?: 3
+        case .array?: 4
+        case .object?: 5
+        }
+    }
+}

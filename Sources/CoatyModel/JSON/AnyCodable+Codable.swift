@@ -1,0 +1,105 @@
+import FoundationEssentials
+
+extension AnyCodable: Codable {
+    /// Decodes any JSON value.
+    ///
+    /// With ``CoatyJSONDecoder`` the value is taken from the parsed tree directly. With other decoders
+    /// the kinds are tried in order (`null`, string, integer, floating point, boolean, array, object),
+    /// which throws and catches internally for every kind tried before the matching one.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` if the value is none of the JSON kinds.
+    public init(from decoder: any Decoder) throws {
+        if let decoder = decoder as? JSONValueDecoder {
+            self = decoder.value
+            return
+        }
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = Self.attempt(String.self, container) {
+            self = .string(value)
+        } else if let value = Self.attempt(Int.self, container) {
+            self = .int(value)
+        } else if let value = Self.attempt(Double.self, container) {
+            self = .double(value)
+        } else if let value = Self.attempt(Bool.self, container) {
+            self = .bool(value)
+        } else if let value = Self.attempt([AnyCodable].self, container) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: AnyCodable].self))
+        }
+    }
+
+    private static func attempt<T: Decodable>(_ type: T.Type, _ container: any SingleValueDecodingContainer) -> T? {
+        do {
+            return try container.decode(type)
+        } catch {
+            DecodingDiagnostics.note()
+            return nil
+        }
+    }
+
+    /// Encodes the value as the JSON value of the same kind.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension AnyCodable {
+    /// Parses UTF-8 JSON text into a value.
+    ///
+    /// - Parameters:
+    ///   - json: The JSON text, for example an MQTT payload.
+    ///   - maximumDepth: The deepest nesting of arrays and objects accepted. Defaults to 512.
+    /// - Throws: `DecodingError.dataCorrupted` naming the byte offset and the reason when the text is not
+    ///   valid JSON or nests too deeply.
+    public init(json: some Collection<UInt8>, maximumDepth: Int = 512) throws {
+        self = try JSONParser.parse(json, maximumDepth: maximumDepth)
+    }
+
+    /// Parses JSON text into a value.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` when the text is not valid JSON.
+    public init(json: String) throws {
+        self = try JSONParser.parse(json.utf8)
+    }
+
+    /// Decodes this value as `type`, as if it had been read from JSON.
+    ///
+    /// Useful to turn `privateData`, Call parameters or a custom property into a typed value.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - userInfo: Decoder user info, for example ``ObjectDecodingOptions/userInfo(family:)`` to decode objects.
+    /// - Throws: `DecodingError` with the coding path of the offending value.
+    public func decode<T: Decodable>(
+        _ type: T.Type,
+        userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    ) throws -> T {
+        try JSONValueDecoder(value: self, node: .root, userInfo: userInfo).unbox(type)
+    }
+
+    /// Encodes an `Encodable` value into its JSON value.
+    ///
+    /// - Throws: `EncodingError` if `value` cannot be encoded.
+    public init(encoding value: some Encodable) throws {
+        let data = try CoatyJSONEncoder().encode(value)
+        self = try JSONParser.parse(data)
+    }
+
+    /// The compact JSON text of this value, as `JSON.stringify` writes it (slashes unescaped).
+    public var jsonString: String {
+        let data = (try? CoatyJSONEncoder().encode(self)) ?? Data("null".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,281 @@
+/// A small, strict JSON parser (RFC 8259) that builds ``AnyCodable`` trees without throwing on valid input.
+///
+/// It exists so that AnyCodable-heavy paths (custom properties, `privateData`, Call parameters) never go
+/// through a chain of failed `Decoder` attempts: the parser already knows each value's kind. Integers
+/// without fraction or exponent that fit in `Int` become ``AnyCodable/int(_:)``; every other number
+/// becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
+/// overflow. Duplicate object keys keep the last value, as `JSON.parse` does.
+struct JSONParser {
+    /// The default nesting limit for arrays and objects.
+    static let defaultMaximumDepth = 512
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private let maximumDepth: Int
+
+    init(bytes: [UInt8], maximumDepth: Int = JSONParser.defaultMaximumDepth) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    /// Parses one complete JSON document.
+    static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws -> AnyCodable {
+        var parser = JSONParser(bytes: Array(bytes), maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected data after the JSON value") }
+        return value
+    }
+
+    private func error(_ reason: String) -> DecodingError {
+        DecodingError.dataCorrupted(
+            DecodingError.Context(codingPath: [], debugDescription: "invalid JSON at byte \(self.index): \(reason)")
+        )
+    }
+
+    private mutating func skipWhitespace() {
+        while self.index < self.bytes.count {
+            switch self.bytes[self.index] {
+            case 0x20, 0x0A, 0x0D, 0x09: self.index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws -> AnyCodable {
+        guard self.index < self.bytes.count else { throw self.error("unexpected end of input") }
+        switch self.bytes[self.index] {
+        case UInt8(ascii: "{"): return try self.parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try self.parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try self.parseString())
+        case UInt8(ascii: "t"): try self.expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try self.expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try self.expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try self.parseNumber()
+        default: throw self.error("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws {
+        let count = literal.utf8CodeUnitCount
+        guard self.index + count <= self.bytes.count else { throw self.error("unexpected end of input") }
+        let matches = literal.withUTF8Buffer { expected in
+            for offset in 0..<count where self.bytes[self.index + offset] != expected[offset] { return false }
+            return true
+        }
+        guard matches else { throw self.error("invalid literal") }
+        self.index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws -> AnyCodable {
+        guard depth <= self.maximumDepth else { throw self.error("nesting deeper than \(self.maximumDepth)") }
+        self.index += 1
+        var members: [String: AnyCodable] = [:]
+        self.skipWhitespace()
+        if self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "}") {
+            self.index += 1
+            return .object(members)
+        }
+        while true {
+            self.skipWhitespace()
+            guard self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "\"") else {
+                throw self.error("expected a member name")
+            }
+            let key = try self.parseString()
+            self.skipWhitespace()
+            guard self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: ":") else {
+                throw self.error("expected ':'")
+            }
+            self.index += 1
+            self.skipWhitespace()
+            members[key] = try self.parseValue(depth: depth)
+            self.skipWhitespace()
+            guard self.index < self.bytes.count else { throw self.error("unexpected end of input") }
+            switch self.bytes[self.index] {
+            case UInt8(ascii: ","): self.index += 1
+            case UInt8(ascii: "}"): self.index += 1; return .object(members)
+            default: throw self.error("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws -> AnyCodable {
+        guard depth <= self.maximumDepth else { throw self.error("nesting deeper than \(self.maximumDepth)") }
+        self.index += 1
+        var elements: [AnyCodable] = []
+        self.skipWhitespace()
+        if self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "]") {
+            self.index += 1
+            return .array(elements)
+        }
+        while true {
+            self.skipWhitespace()
+            elements.append(try self.parseValue(depth: depth))
+            self.skipWhitespace()
+            guard self.index < self.bytes.count else { throw self.error("unexpected end of input") }
+            switch self.bytes[self.index] {
+            case UInt8(ascii: ","): self.index += 1
+            case UInt8(ascii: "]"): self.index += 1; return .array(elements)
+            default: throw self.error("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseString() throws -> String {
+        self.index += 1  // opening quote
+        let start = self.index
+        // Fast path: no escapes.
+        while self.index < self.bytes.count {
+            let byte = self.bytes[self.index]
+            if byte == UInt8(ascii: "\"") {
+                let string = try self.makeString(start..<self.index)
+                self.index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw self.error("control character in string") }
+            self.index += 1
+        }
+        var buffer = Array(self.bytes[start..<self.index])
+        while self.index < self.bytes.count {
+            let byte = self.bytes[self.index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                self.index += 1
+                guard let string = String(validating: buffer, as: UTF8.self) else { throw self.error("invalid UTF-8") }
+                return string
+            case UInt8(ascii: "\\"):
+                self.index += 1
+                guard self.index < self.bytes.count else { throw self.error("unexpected end of input") }
+                let escape = self.bytes[self.index]
+                self.index += 1
+                switch escape {
+                case UInt8(ascii: "\""): buffer.append(0x22)
+                case UInt8(ascii: "\\"): buffer.append(0x5C)
+                case UInt8(ascii: "/"): buffer.append(0x2F)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try self.parseHex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard self.index + 1 < self.bytes.count, self.bytes[self.index] == UInt8(ascii: "\\"),
+                            self.bytes[self.index + 1] == UInt8(ascii: "u")
+                        else { throw self.error("unpaired surrogate") }
+                        self.index += 2
+                        let low = try self.parseHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw self.error("unpaired surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw self.error("unpaired surrogate")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw self.error("invalid escape") }
+                    buffer.append(contentsOf: String(Character(unicode)).utf8)
+                default: throw self.error("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw self.error("control character in string") }
+                buffer.append(byte)
+                self.index += 1
+            }
+        }
+        throw self.error("unterminated string")
+    }
+
+    private func makeString(_ range: Range<Int>) throws -> String {
+        let string = self.bytes.withUnsafeBufferPointer { buffer in
+            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+        }
+        guard let string else { throw self.error("invalid UTF-8") }
+        return string
+    }
+
+    private mutating func parseHex4() throws -> UInt32 {
+        guard self.index + 4 <= self.bytes.count else { throw self.error("unexpected end of input") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = self.bytes[self.index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw self.error("invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            self.index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws -> AnyCodable {
+        let start = self.index
+        var isInteger = true
+        if self.bytes[self.index] == UInt8(ascii: "-") { self.index += 1 }
+        guard self.index < self.bytes.count else { throw self.error("invalid number") }
+        if self.bytes[self.index] == UInt8(ascii: "0") {
+            self.index += 1
+        } else if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(self.bytes[self.index]) {
+            while self.isDigit() {
+                self.index += 1
+            }
+        } else {
+            throw self.error("invalid number")
+        }
+        if self.index < self.bytes.count, self.bytes[self.index] == UInt8(ascii: ".") {
+            isInteger = false
+            self.index += 1
+            let digits = self.index
+            while self.isDigit() {
+                self.index += 1
+            }
+            guard self.index > digits else { throw self.error("invalid number") }
+        }
+        if self.index < self.bytes.count, self.bytes[self.index] | 0x20 == UInt8(ascii: "e") {
+            isInteger = false
+            self.index += 1
+            if self.index < self.bytes.count,
+                self.bytes[self.index] == UInt8(ascii: "+") || self.bytes[self.index] == UInt8(ascii: "-")
+            {
+                self.index += 1
+            }
+            let digits = self.index
+            while self.isDigit() {
+                self.index += 1
+            }
+            guard self.index > digits else { throw self.error("invalid number") }
+        }
+        let range = start..<self.index
+        if isInteger, let value = Self.parseInt(self.bytes, range) { return .int(value) }
+        let text = self.bytes.withUnsafeBufferPointer { buffer in
+            String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+        }
+        guard let value = Double(text) else { throw self.error("invalid number") }
+        return .double(value)
+    }
+
+    private func isDigit() -> Bool {
+        self.index < self.bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self.bytes[self.index])
+    }
+
+    /// Parses a validated integer literal, or returns `nil` when it overflows `Int`.
+    private static func parseInt(_ bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        var index = range.lowerBound
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var value = 0
+        while index < range.upperBound {
+            let digit = Int(bytes[index] - UInt8(ascii: "0"))
+            let (multiplied, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) =
+                negative ? multiplied.subtractingReportingOverflow(digit) : multiplied.addingReportingOverflow(digit)
+            if overflow1 || overflow2 { return nil }
+            value = added
+            index += 1
+        }
+        return value
+    }
+}

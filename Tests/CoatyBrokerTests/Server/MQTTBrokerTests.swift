@@ -1,0 +1,202 @@
+import CoatyBroker
+import CoatyMQTTPackets
+import Testing
+
+/// Broker behaviour over real sockets: sessions, wills, keep-alive, takeover, credentials, lifecycle.
+@Suite(.timeLimit(.minutes(1)))
+struct MQTTBrokerTests {
+    private func subscribe(_ client: inout RawMQTTClient, _ filter: String, qos: MQTTQoS, packetID: UInt16 = 1) async throws {
+        try await client.send(.subscribe(MQTTSubscribePacket(packetID: packetID, subscriptions: [MQTTSubscription(filter: filter, qos: qos)])))
+        let suback = try await client.receivePacket()
+        #expect(suback == .suback(MQTTSubAckPacket(packetID: packetID, returnCodes: [.granted(qos)])))
+    }
+
+    private func publish(_ client: RawMQTTClient, _ topic: String, _ payload: String, qos: MQTTQoS = .atMostOnce, packetID: UInt16? = nil, retain: Bool = false) async throws {
+        try await client.send(
+            .publish(MQTTPublishPacket(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain, packetID: packetID))
+        )
+    }
+
+    @Test func bindReportsTheChosenPort() throws {
+        let broker = try MQTTBroker.bind(port: 0)
+        #expect(broker.port > 0)
+        #expect(throws: BrokerError.self) { try MQTTBroker.bind(port: 70_000) }
+        #expect {
+            try MQTTBroker.bind(configuration: .init(maximumInFlightMessagesPerClient: 0))
+        } throws: { ($0 as? BrokerError)?.code == .invalidConfiguration }
+    }
+
+    @Test func cancellingRunClosesConnectionsAndFinishesEvents() async throws {
+        let broker = try MQTTBroker.bind()
+        let events = broker.events()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await broker.run() }
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "c")
+            group.cancelAll()
+            #expect(await client.isClosedByPeer(timeout: .seconds(5)))
+            await #expect(throws: CancellationError.self) { try await group.next() }
+        }
+        var seen: [BrokerEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(seen.count == 2)
+        if case .clientConnected(let clientID, _, let clean) = seen.first {
+            #expect(clientID == "c" && clean)
+        } else {
+            Issue.record("expected a connect event first, got \(seen)")
+        }
+        #expect(seen.last == .clientDisconnected(clientID: "c", reason: "broker stopping"))
+        // A stopped broker's new event streams finish at once.
+        for await _ in broker.events() { Issue.record("no events after stop") }
+    }
+
+    @Test func keepAliveExpiryClosesAndPublishesWill() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
+            try await self.subscribe(&watcher, "status/#", qos: .atLeastOnce)
+            let will = MQTTWill(topic: "status/silent", payload: Array("gone".utf8), qos: .atLeastOnce)
+            var silent = try await RawMQTTClient.connected(port: broker.port, clientID: "silent", keepAlive: 1, will: will)
+            // Nothing is sent: after 1.5 s the broker closes the connection and publishes the will.
+            let start = ContinuousClock.now
+            let packet = try await watcher.receivePacket(timeout: .seconds(5))
+            #expect(ContinuousClock.now - start >= .milliseconds(1400))
+            guard case .publish(let publish) = packet else {
+                Issue.record("expected the will, got \(packet)")
+                return
+            }
+            #expect(publish.topic == "status/silent")
+            #expect(publish.payload == Array("gone".utf8))
+            #expect(await silent.isClosedByPeer())
+        }
+    }
+
+    @Test func pingKeepsAKeepAliveConnectionOpen() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "pinger", keepAlive: 1)
+            for _ in 0..<4 {
+                // Send within the keep-alive, awaiting each PINGRESP: 4 × ~0.6 s > 1.5 s.
+                try await Task.sleep(for: .milliseconds(600))
+                try await client.send(.pingreq)
+                #expect(try await client.receivePacket() == .pingresp)
+            }
+        }
+    }
+
+    @Test func connectTimeoutClosesSilentSockets() async throws {
+        try await MQTTBroker.withRunning(configuration: .init(connectTimeout: .milliseconds(200))) { broker in
+            var client = try await RawMQTTClient.connect(port: broker.port)
+            #expect(await client.isClosedByPeer(timeout: .seconds(3)))
+        }
+    }
+
+    @Test func gracefulDisconnectDiscardsTheWill() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
+            try await self.subscribe(&watcher, "#", qos: .atMostOnce)
+            let will = MQTTWill(topic: "will", payload: [1])
+            var polite = try await RawMQTTClient.connected(port: broker.port, clientID: "polite", will: will)
+            try await polite.send(.disconnect)
+            #expect(await polite.isClosedByPeer())
+            let rude = try await RawMQTTClient.connected(port: broker.port, clientID: "rude", will: will)
+            rude.close()
+            let packet = try await watcher.receivePacket()
+            #expect(packet == .publish(MQTTPublishPacket(topic: "will", payload: [1])))
+            // Only one will arrived: the next packet is the PINGRESP.
+            try await watcher.send(.pingreq)
+            #expect(try await watcher.receivePacket() == .pingresp)
+        }
+    }
+
+    @Test func takeoverClosesTheOldConnectionAndPublishesItsWill() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
+            try await self.subscribe(&watcher, "will/#", qos: .atMostOnce)
+            var first = try await RawMQTTClient.connected(
+                port: broker.port, clientID: "same", will: MQTTWill(topic: "will/same", payload: [1]))
+            var second = try await RawMQTTClient.connected(port: broker.port, clientID: "same")
+            #expect(await first.isClosedByPeer())
+            #expect(try await watcher.receivePacket() == .publish(MQTTPublishPacket(topic: "will/same", payload: [1])))
+            try await second.send(.pingreq)
+            #expect(try await second.receivePacket() == .pingresp)
+        }
+    }
+
+    @Test func persistentSessionQueuesWhileOfflineAndRedeliversUnacknowledged() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var subscriber = try await RawMQTTClient.connected(port: broker.port, clientID: "durable", cleanSession: false)
+            try await self.subscribe(&subscriber, "jobs/+", qos: .exactlyOnce)
+            let publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
+            try await self.publish(publisher, "jobs/1", "one", qos: .atMostOnce)
+            // Received but not acknowledged, then the connection drops.
+            try await self.publish(publisher, "jobs/2", "two", qos: .atLeastOnce, packetID: 7)
+            let first = try await subscriber.receivePacket()
+            #expect(first == .publish(MQTTPublishPacket(topic: "jobs/1", payload: Array("one".utf8))))
+            let unacknowledged = try await subscriber.receivePacket()
+            #expect(unacknowledged == .publish(MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, packetID: 1)))
+            subscriber.close()
+            _ = await broker.events().first { if case .clientDisconnected("durable", _) = $0 { true } else { false } }
+            // While offline: QoS 1 and 2 are queued, QoS 0 is not.
+            var publisherReader = publisher
+            try await self.publish(publisher, "jobs/3", "three", qos: .atMostOnce)
+            try await self.publish(publisher, "jobs/4", "four", qos: .exactlyOnce, packetID: 8)
+            #expect(try await publisherReader.receivePacket(where: { $0 == .pubrec(8) }) == .pubrec(8))
+            #expect(broker.queueDepths(clientID: "durable")?.session == 1)
+            var resumed = try await RawMQTTClient.connected(
+                port: broker.port, clientID: "durable", cleanSession: false, sessionPresent: true)
+            #expect(try await resumed.receivePacket() == .publish(
+                MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, dup: true, packetID: 1)))
+            #expect(try await resumed.receivePacket() == .publish(
+                MQTTPublishPacket(topic: "jobs/4", payload: Array("four".utf8), qos: .exactlyOnce, packetID: 2)))
+            try await resumed.send(.puback(1))
+            try await resumed.send(.pubrec(2))
+            #expect(try await resumed.receivePacket() == .pubrel(2))
+            try await resumed.send(.pubcomp(2))
+            try await resumed.send(.pingreq)
+            #expect(try await resumed.receivePacket() == .pingresp)
+            #expect(broker.queueDepths(clientID: "durable").map { $0.session + $0.inFlight } == 0)
+        }
+    }
+
+    @Test func overlappingSubscriptionsDeliverOnceAtTheHighestQoS() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "overlap")
+            try await self.subscribe(&client, "a/+", qos: .atMostOnce, packetID: 1)
+            try await self.subscribe(&client, "a/#", qos: .atLeastOnce, packetID: 2)
+            try await self.publish(client, "a/b", "x", qos: .atLeastOnce, packetID: 5)
+            var received: [MQTTPacket] = []
+            for _ in 0..<2 { received.append(try await client.receivePacket()) }
+            #expect(received.contains(.puback(5)))
+            #expect(received.contains(.publish(MQTTPublishPacket(topic: "a/b", payload: [0x78], qos: .atLeastOnce, packetID: 1))))
+            try await client.send(.pingreq)
+            #expect(try await client.receivePacket() == .pingresp)
+        }
+    }
+
+    @Test func credentialsAreChecked() async throws {
+        let configuration = MQTTBroker.Configuration(credentials: .init(username: "user", password: "pass"))
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            for (username, password, code) in [
+                (nil, nil, UInt8(5)), ("user", Array("nope".utf8), 4), ("other", Array("pass".utf8), 4),
+                ("user", Array("pass".utf8), 0),
+            ] as [(String?, [UInt8]?, UInt8)] {
+                var client = try await RawMQTTClient.connect(port: broker.port)
+                try await client.send(.connect(MQTTConnectPacket(clientID: "auth", username: username, password: password)))
+                try await client.expect([0x20, 0x02, 0x00, code])
+                if code != 0 { #expect(await client.isClosedByPeer()) }
+                client.close()
+            }
+        }
+    }
+
+    @Test func emptyClientIDGetsAnAssignedOne() async throws {
+        try await MQTTBroker.withRunning { broker in
+            let events = broker.events()
+            _ = try await RawMQTTClient.connected(port: broker.port, clientID: "")
+            let connected = await events.first { _ in true }
+            guard case .clientConnected(let clientID, _, _) = connected else {
+                Issue.record("expected a connect event")
+                return
+            }
+            #expect(clientID.hasPrefix("coaty-broker-"))
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Testing
+
+@testable import CoatyCLI
+
+struct CommandParsingTests {
+    @Test(arguments: [
+        ([], Command.help(subcommand: nil)),
+        (["--help"], .help(subcommand: nil)),
+        (["-h"], .help(subcommand: nil)),
+        (["help"], .help(subcommand: nil)),
+        (["help", "broker"], .help(subcommand: "broker")),
+        (["monitor", "--help"], .help(subcommand: "monitor")),
+        (["call", "x", "-h"], .help(subcommand: "call")),
+        (["--version"], .version),
+    ])
+    func helpAndVersion(arguments: [String], expected: Command) throws {
+        #expect(try Command(parsing: arguments) == expected)
+    }
+
+    @Test func brokerDefaultsAndOptions() throws {
+        #expect(try Command(parsing: ["broker"]) == .broker(BrokerOptions()))
+        var expected = BrokerOptions()
+        expected.host = "0.0.0.0"
+        expected.port = 0
+        expected.maximumPacketSize = 4096
+        expected.username = "u"
+        expected.password = "p"
+        expected.verbose = true
+        let parsed = try Command(parsing: [
+            "broker", "--host", "0.0.0.0", "--port=0", "--max-packet-size", "4096", "-u", "u", "--password", "p", "-v",
+        ])
+        #expect(parsed == .broker(expected))
+    }
+
+    @Test func monitorOptions() throws {
+        var expected = MonitorOptions()
+        expected.connection.broker = "mqtt://localhost:1884"
+        expected.connection.namespace = "golden"
+        expected.count = 3
+        expected.allNamespaces = true
+        let parsed = try Command(parsing: ["monitor", "-b", "mqtt://localhost:1884", "--namespace=golden", "-c", "3", "-a"])
+        #expect(parsed == .monitor(expected))
+    }
+
+    @Test func callTakesOperationParametersAndTimeout() throws {
+        var expected = CallOptions()
+        expected.operation = "com.example.add"
+        expected.parameters = "[1, 2]"
+        expected.timeoutSeconds = 0.5
+        #expect(try Command(parsing: ["call", "com.example.add", "--params", "[1, 2]", "-t", "0.5s"]) == .call(expected))
+    }
+
+    @Test func discoverTimeout() throws {
+        var expected = DiscoverOptions()
+        expected.timeoutSeconds = 5
+        #expect(try Command(parsing: ["discover", "--timeout", "5"]) == .discover(expected))
+    }
+
+    @Test(arguments: [
+        (["frobnicate"], "unknown subcommand 'frobnicate'", String?.none),
+        (["--verbose"], "unknown option '--verbose'", nil),
+        (["help", "nope"], "unknown help topic 'nope'", nil),
+        (["broker", "--port"], "missing value for '--port'", "broker"),
+        (["broker", "--port", "70000"], "'--port' must be a number from 0 to 65535, not '70000'", "broker"),
+        (["broker", "--port", "x"], "'--port' must be a number from 0 to 65535, not 'x'", "broker"),
+        (["broker", "--username", "u"], "'--username' and '--password' go together", "broker"),
+        (["broker", "--verbose=yes"], "'--verbose' takes no value", "broker"),
+        (["broker", "extra"], "unexpected argument 'extra'", "broker"),
+        (["monitor", "--broker", "http://x"], "'--broker' takes an address like mqtt://host:port, not 'http://x'", "monitor"),
+        (["monitor", "-n", "a/b"], "a namespace must be non-empty and must not contain '/', '+', '#' or NUL", "monitor"),
+        (["monitor", "--count", "0"], "'--count' must be a positive number, not '0'", "monitor"),
+        (["call"], "missing operation name", "call"),
+        (["call", "a/b"], "an operation name must be non-empty and must not contain '/', '+', '#' or NUL", "call"),
+        (["call", "op", "--params", "42"], "'--params' takes a JSON object or array", "call"),
+        (["call", "op", "op2"], "unexpected argument 'op2'", "call"),
+        (["discover", "--timeout", "-1"], "'--timeout' must be a number of seconds from 0 to 3600, not '-1'", "discover"),
+    ])
+    func usageErrors(arguments: [String], message: String, subcommand: String?) {
+        #expect(throws: UsageError(message, subcommand: subcommand)) { try Command(parsing: arguments) }
+    }
+
+    @Test func doubleDashMakesTheRestPositional() throws {
+        guard case .call(let options) = try Command(parsing: ["call", "--", "--weird-op"]) else {
+            Issue.record("expected a call")
+            return
+        }
+        #expect(options.operation == "--weird-op")
+    }
+
+    @Test func everySubcommandHasHelp() {
+        for subcommand in Command.subcommands {
+            #expect(Help.text(for: subcommand).contains("USAGE: coaty \(subcommand)"))
+        }
+        #expect(Help.text(for: nil).contains("SUBCOMMANDS"))
+    }
+}

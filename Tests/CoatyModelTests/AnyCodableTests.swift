@@ -1,0 +1,146 @@
+import CoatyModel
+import Foundation
+import Testing
+
+struct AnyCodableTests {
+    static let parseCases: [(String, AnyCodable)] = [
+        ("1", AnyCodable.int(1)),
+        ("-0", .int(0)),
+        ("1.5", .double(1.5)),
+        ("1e3", .double(1000)),
+        ("true", .bool(true)),
+        ("null", .null),
+        (#""a\/b\u00e9\ud83d\ude00""#, .string("a/bé😀")),
+        ("[1,1.5,true,null]", [1, 1.5, true, nil]),
+        (#"{"a":{"b":[]}}"#, ["a": ["b": []]]),
+        ("9223372036854775808", .double(9_223_372_036_854_775_808)),
+    ]
+
+    @Test(arguments: Self.parseCases)
+    func parsesEachKindExactly(_ json: String, _ expected: AnyCodable) throws {
+        #expect(try AnyCodable(json: json) == expected)
+    }
+
+    @Test(arguments: [
+        "", "01", "1.", "-", "[1,]", "{\"a\"}", "tru", "\"\u{01}\"", "\"\\ud800\"", "[1] x", "{'a':1}", "NaN",
+    ])
+    func rejectsInvalidJSON(_ json: String) {
+        #expect(throws: DecodingError.self) { try AnyCodable(json: json) }
+    }
+
+    @Test func rejectsDeepNestingWithoutCrashing() {
+        #expect(throws: DecodingError.self) { try AnyCodable(json: String(repeating: "[", count: 1_000_000)) }
+        #expect(throws: DecodingError.self) { try AnyCodable(json: Array("[[[1]]]".utf8), maximumDepth: 2) }
+    }
+
+    static let sample: AnyCodable = [
+        "int": 1, "double": 1.5, "bool": true, "null": nil, "string": "a/b",
+        "array": [1, "two", [3.25]], "object": ["nested": ["deep": false]], "big": .int(Int.max), "negative": -7,
+    ]
+
+    @Test func roundTripsThroughTheCoatyCoders() throws {
+        let data = try CoatyJSONEncoder().encode(Self.sample)
+        #expect(!String(decoding: data, as: UTF8.self).contains(#"\/"#))
+        #expect(try CoatyJSONDecoder().decode(AnyCodable.self, from: data) == Self.sample)
+    }
+
+    @Test func roundTripsThroughFoundationCoders() throws {
+        let data = try JSONEncoder().encode(Self.sample)
+        #expect(try JSONDecoder().decode(AnyCodable.self, from: data) == Self.sample)
+    }
+
+    @Test func typedAccessors() throws {
+        let value = Self.sample
+        #expect(value["int"]?.intValue == 1)
+        #expect(value["int"]?.doubleValue == 1.0)
+        #expect(value["double"]?.intValue == nil)
+        #expect(value["bool"]?.boolValue == true)
+        #expect(value["null"]?.isNull == true)
+        #expect(value["string"]?.stringValue == "a/b")
+        #expect(value["array"]?[1]?.stringValue == "two")
+        #expect(value["array"]?[9] == nil)
+        #expect(value["object"]?["nested"]?["deep"]?.boolValue == false)
+        #expect(value["missing"] == nil)
+        #expect(value.objectValue?.count == 9)
+        #expect(value["array"]?.arrayValue?.count == 3)
+    }
+
+    @Test func hashable() {
+        let set: Set<AnyCodable> = [1, 1, "1", 1.0, true]
+        #expect(set.count == 4)
+    }
+
+    struct Parameters: Codable, Equatable {
+        let color: String
+        let luminosity: Double
+    }
+
+    @Test func convertsToAndFromTypedValues() throws {
+        let parameters: AnyCodable = ["color": "red", "luminosity": 0.75]
+        #expect(try parameters.decode(Parameters.self) == Parameters(color: "red", luminosity: 0.75))
+        #expect(try AnyCodable(encoding: Parameters(color: "red", luminosity: 0.75)) == parameters)
+        #expect(throws: DecodingError.self) { try (["color": 1] as AnyCodable).decode(Parameters.self) }
+        #expect((["a": "b/c"] as AnyCodable).jsonString == #"{"a":"b/c"}"#)
+    }
+}
+
+struct CoatyJSONEncoderTests {
+    @Test func absentOptionalsAreOmittedAndEnumsAreNumbers() throws {
+        let task = CoatyTask(
+            objectID: ObjectID(UUID(uuidString: "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE")!),
+            name: "t",
+            status: .done,
+            creatorID: "c",
+            creationTimestamp: 1_700_000_000_000.5,
+            duration: 20
+        )
+        let json = try AnyCodable(json: CoatyJSONEncoder().encode(task))
+        #expect(
+            json == [
+                "objectId": "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee", "objectType": "coaty.Task", "coreType": "Task",
+                "name": "t", "status": 2, "creatorId": "c", "creationTimestamp": 1_700_000_000_000.5, "duration": 20,
+            ]
+        )
+        let text = String(decoding: try CoatyJSONEncoder().encode(task), as: UTF8.self)
+        #expect(!text.contains("null"))
+    }
+
+    @Test func randomIDsAreLowerCaseUUIDs() {
+        let id = ObjectID.random()
+        #expect(id.rawValue == id.rawValue.lowercased())
+        #expect(id.uuid != nil)
+    }
+
+    @Test func logLevelsAreTheCoatyNumbers() {
+        #expect(LogLevel.allCases.map(\.rawValue) == [10, 20, 30, 40, 50])
+        #expect(TaskStatus.allCases.map(\.rawValue) == Array(0...6))
+        #expect(AnnotationType.allCases.map(\.rawValue) == Array(0...7))
+        #expect(AnnotationStatus.allCases.map(\.rawValue) == Array(0...3))
+        #expect(IOSourceUpdateStrategy.allCases.map(\.rawValue) == Array(0...3))
+    }
+
+    @Test func customPropertiesNeverOverrideDeclaredFields() throws {
+        let object = CoatyObject(name: "n", customProperties: ["objectId": "evil", "extra": [1]])
+        let json = try AnyCodable(json: CoatyJSONEncoder().encode(object))
+        #expect(json["objectId"] == .string(object.objectID.rawValue))
+        #expect(json["extra"] == [1])
+    }
+
+    @Test func encodesEventsWithNestedObjects() throws {
+        let log = Log(
+            name: "Requester",
+            logLevel: .info,
+            logMessage: "hello",
+            logDate: "2026-11-22T08:03:55.602Z",
+            logTags: ["golden"],
+            logHost: .init(pid: 20108)
+        )
+        let event = TestAdvertise(object: log, privateData: ["reason": "golden"])
+        let data = try CoatyJSONEncoder().encode(event)
+        let decoded = try CoatyJSONDecoder().decode(TestAdvertise.self, from: data)
+        let roundTripped = try #require(decoded.object as? Log)
+        #expect(roundTripped.logHost?.pid == 20108)
+        #expect(decoded.privateData == ["reason": "golden"])
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(decoded)) == AnyCodable(json: data))
+    }
+}

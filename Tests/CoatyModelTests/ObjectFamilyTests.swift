@@ -1,0 +1,267 @@
+import CoatyModel
+import Foundation
+import Synchronization
+import Testing
+
+private func object(_ id: String, type: String = "x.T", core: String = "CoatyObject", extra: String = "") -> String {
+    #"{"objectId":"\#(id)","name":"\#(id)","objectType":"\#(type)","coreType":"\#(core)"\#(extra)}"#
+}
+
+private let task = #","creatorId":"c","creationTimestamp":1,"status":1"#
+
+struct ObjectFamilyTests {
+    @Test func registeredClassDecodes() throws {
+        let family: ObjectFamily = [Light.self]
+        let json = object("l1", type: "com.example.Light", extra: #","isOn":true,"luminosity":0.5,"room":"hall""#)
+        let light = try family.decode(Light.self, from: bytes(json))
+        #expect(light.isOn && light.luminosity == 0.5)
+        #expect(light.customProperties == ["room": "hall"])
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(light)) == AnyCodable(json: json))
+    }
+
+    @Test func unknownObjectTypeFallsBackToItsCoreTypeKeepingExtraFields() throws {
+        let json = object("t1", type: "com.example.Robot", core: "Task", extra: task + #","arm":{"joints":6}"#)
+        let decoded = try ObjectFamily().decode(CoatyObject.self, from: bytes(json))
+        let robot = try #require(decoded as? CoatyTask)
+        #expect(robot.objectType == "com.example.Robot")
+        #expect(robot.status == .inProgress)
+        #expect(robot.customProperties == ["arm": ["joints": 6]])
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(robot)) == AnyCodable(json: json))
+    }
+
+    @Test func unregisteredCustomClassDecodesAsCoatyObject() throws {
+        let json = object("l1", type: "com.example.Light", extra: #","isOn":true,"luminosity":1"#)
+        let decoded = try ObjectFamily().decode(CoatyObject.self, from: bytes(json))
+        #expect(type(of: decoded) == CoatyObject.self)
+        #expect(decoded.customProperties == ["isOn": true, "luminosity": 1])
+    }
+
+    @Test func wrongClassIsATypeMismatch() throws {
+        #expect(throws: DecodingError.self) {
+            try ObjectFamily().decode(
+                CoatyTask.self,
+                from: bytes(object("i", type: "coaty.Identity", core: "Identity"))
+            )
+        }
+    }
+
+    static let mixed =
+        "["
+        + [
+            object("a", type: "coaty.Task", core: "Task", extra: task),
+            object("b", type: "com.example.Mystery", core: "Gizmo"),
+            object("c", type: "coaty.Identity", core: "Identity"),
+            object("d", type: "com.example.Robot", core: "Task", extra: task + #","arm":1"#),
+            #""not an object""#,
+            object("f", type: "com.example.Light", extra: #","isOn":false,"luminosity":0"#),
+        ].joined(separator: ",") + "]"
+
+    @Test func heterogeneousArrayFailsNamingTheIndex() throws {
+        do {
+            _ = try ObjectFamily([Light.self]).decode([CoatyObject].self, from: bytes(Self.mixed))
+            Issue.record("decoded an array with a bad element")
+        } catch {
+            #expect(codingPath(of: error) == ["[1]", "coreType"])
+            #expect("\(error)".contains("Gizmo"))
+        }
+    }
+
+    @Test func heterogeneousArraySkipsAndReportsBadElements() throws {
+        let collector = SkipCollector()
+        let options = ObjectDecodingOptions(elementFailurePolicy: .skip { collector.record($0) })
+        let objects = try ObjectFamily([Light.self]).decode(
+            [CoatyObject].self,
+            from: bytes(Self.mixed),
+            options: options
+        )
+        #expect(objects.map(\.objectID.rawValue) == ["a", "c", "d", "f"])
+        #expect(objects[0] is CoatyTask && objects[1] is Identity && objects[2] is CoatyTask && objects[3] is Light)
+        #expect(objects[2].customProperties == ["arm": 1])
+        #expect(collector.all.map(\.index) == [1, 4])
+        #expect(collector.all.first?.path == "[1]")
+    }
+
+    @Test func skippingAlsoAppliesToElementsOfTheWrongClass() throws {
+        let collector = SkipCollector()
+        let options = ObjectDecodingOptions(elementFailurePolicy: .skip { collector.record($0) })
+        let tasks = try ObjectFamily().decode([CoatyTask].self, from: bytes(Self.mixed), options: options)
+        #expect(tasks.map(\.objectID.rawValue) == ["a", "d"])
+        #expect(collector.all.map(\.index) == [1, 2, 4, 5])
+    }
+
+    @Test func policyTravelsThroughJSONDecoderUserInfo() throws {
+        let collector = SkipCollector()
+        let options = ObjectDecodingOptions(elementFailurePolicy: .skip { collector.record($0) })
+        struct Channel: Decodable {
+            let objects: [CoatyObject]
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: AnyKey.self)
+                let family = decoder.userInfo[.objectFamily] as? ObjectFamily ?? ObjectFamily()
+                self.objects = try family.decodeObjects(
+                    from: container.superDecoder(forKey: AnyKey(stringValue: "objects"))
+                )
+            }
+        }
+        let decoder = JSONDecoder()
+        decoder.userInfo = options.userInfo(family: [Light.self])
+        let channel = try decoder.decode(Channel.self, from: Data(#"{"objects":\#(Self.mixed)}"#.utf8))
+        #expect(channel.objects.count == 4)
+        #expect(collector.all.map(\.path) == ["objects[1]", "objects[4]"])
+    }
+
+    @Test func factoryReceivesPerDecodeContext() throws {
+        final class Store: Sendable {
+            let names = Mutex<[String]>([])
+        }
+        var family = ObjectFamily()
+        family.register(objectType: "com.example.Stored") { decoder, context in
+            let object = try CoatyObject(from: decoder)
+            guard let store = context as? Store else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "no store"))
+            }
+            store.names.withLock { $0.append(object.name) }
+            return object
+        }
+        let storeA = Store()
+        let storeB = Store()
+        let json = bytes(
+            "[" + object("s1", type: "com.example.Stored") + "," + object("s2", type: "com.example.Stored") + "]"
+        )
+        _ = try family.decode([CoatyObject].self, from: json, options: .init(factoryContext: storeA))
+        _ = try family.decode(
+            CoatyObject.self,
+            from: bytes(object("s3", type: "com.example.Stored")),
+            options: .init(factoryContext: storeB)
+        )
+        #expect(storeA.names.withLock { $0 } == ["s1", "s2"])
+        #expect(storeB.names.withLock { $0 } == ["s3"])
+        #expect(throws: DecodingError.self) { try family.decode(CoatyObject.self, from: json) }
+    }
+}
+
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ObjectIdentityTests {
+    static let twice = "[" + object("same") + "," + object("other") + "," + object("same") + "]"
+
+    @Test func sameObjectIDBecomesOneInstanceWithinADecode() throws {
+        let objects = try ObjectFamily().decode([CoatyObject].self, from: bytes(Self.twice))
+        #expect(objects.count == 3)
+        #expect(objects[0] === objects[2])
+        #expect(objects[0] !== objects[1])
+    }
+
+    @Test func nestedObjectsShareInstancesToo() throws {
+        let snapshot =
+            #"{"objectId":"s","name":"s","parentObjectId":"same","objectType":"coaty.Snapshot","coreType":"Snapshot","creationTimestamp":1,"creatorId":"c","object":\#(object("same"))}"#
+        let objects = try ObjectFamily().decode([CoatyObject].self, from: bytes("[\(object("same")),\(snapshot)]"))
+        let decoded = try #require(objects[1] as? Snapshot)
+        #expect(decoded.object === objects[0])
+    }
+
+    @Test func trackingCanBeDisabled() throws {
+        let objects = try ObjectFamily().decode(
+            [CoatyObject].self,
+            from: bytes(Self.twice),
+            options: .init(identityTracking: .disabled)
+        )
+        #expect(objects[0] !== objects[2])
+    }
+
+    @Test func separateDecodesAreIndependentWithoutAMap() throws {
+        let first = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("same")))
+        let second = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("same")))
+        #expect(first !== second)
+    }
+
+    @Test func identityMapSharesAcrossDecodes() throws {
+        let map = ObjectIdentityMap()
+        let options = ObjectDecodingOptions(identityTracking: .across(map))
+        let first = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("same")), options: options)
+        let second = try ObjectFamily().decode([CoatyObject].self, from: bytes(Self.twice), options: options)
+        #expect(first === second[0] && first === second[2])
+        #expect(map.count == 2)
+        #expect(map.object(for: "same") === first)
+    }
+
+    @Test func identityMapCanPreferNewerVersions() throws {
+        let map = ObjectIdentityMap(policy: .replaceWithNewer)
+        let options = ObjectDecodingOptions(identityTracking: .across(map))
+        let first = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("same")), options: options)
+        let second = try ObjectFamily().decode([CoatyObject].self, from: bytes(Self.twice), options: options)
+        #expect(first !== second[0])
+        #expect(second[0] === second[2])
+        #expect(map.object(for: "same") === second[0])
+    }
+
+    @Test func identityMapHoldsObjectsWeakly() throws {
+        let map = ObjectIdentityMap()
+        let options = ObjectDecodingOptions(identityTracking: .across(map))
+        do {
+            _ = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("gone")), options: options)
+        }
+        #expect(map.object(for: "gone") == nil)
+        #expect(map.count == 0)
+    }
+
+    @Test func identityMapIsSafeUnderConcurrentDecodes() async throws {
+        let map = ObjectIdentityMap()
+        let options = ObjectDecodingOptions(identityTracking: .across(map))
+        let keep = try ObjectFamily().decode(CoatyObject.self, from: bytes(object("shared")), options: options)
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    let decoded = try ObjectFamily().decode(
+                        CoatyObject.self,
+                        from: bytes(object("shared")),
+                        options: options
+                    )
+                    return decoded === keep
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: true, count: 8))
+    }
+}
+
+struct NestedObjectTests {
+    @Test func customIOSourceTypeInsideANodeFallsBackAndRoundTrips() throws {
+        let json = #"""
+            {"objectId":"n","name":"ctx","objectType":"coaty.IoNode","coreType":"IoNode","ioSources":[
+            {"objectId":"s","name":"s","objectType":"com.example.Thermometer","coreType":"IoSource",
+            "valueType":"t","calibrated":true}],"ioActors":[]}
+            """#
+        let node = try ObjectFamily().decode(IONode.self, from: bytes(json))
+        let source = try #require(node.ioSources?.first)
+        #expect(source.objectType == "com.example.Thermometer")
+        #expect(source.customProperties == ["calibrated": true])
+        #expect(node.ioActors?.isEmpty == true)
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(node)) == AnyCodable(json: json))
+    }
+
+    @Test func linkOnTheWireMustBeANonEmptyID() throws {
+        let json = #"{"objectId":"a","name":"a","objectType":"com.example.File","coreType":"CoatyObject","folder":""}"#
+        #expect {
+            try ObjectFamily([File.self]).decode(File.self, from: bytes(json))
+        } throws: { codingPath(of: $0).last == "folder" }
+    }
+
+    @Test func snapshotOfAnUnknownTypeKeepsItsFields() throws {
+        let inner =
+            #"{"objectId":"o","name":"o","objectType":"com.x.Gadget","coreType":"CoatyObject","v":[1,{"k":null}]}"#
+        let json = #"""
+            {"objectId":"s","name":"s","parentObjectId":"o","objectType":"coaty.Snapshot","coreType":"Snapshot",
+            "creationTimestamp":1700000000001,"creatorId":"c","object":\#(inner)}
+            """#
+        let snapshot = try ObjectFamily().decode(Snapshot.self, from: bytes(json))
+        #expect(snapshot.object.customProperties == ["v": [1, ["k": nil]]])
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(snapshot)) == AnyCodable(json: json))
+    }
+}

@@ -1,2 +1,251 @@
-// Placeholder until the benchmark is written.
-print("MQTTClientBenchmark: not written yet")
+// MQTT client throughput: our client against mosquitto's own C tools, on the same mosquitto, in one run.
+//
+// For each QoS (0, 1) and payload size (100 B, 1 KB), N messages go from one publisher connection to
+// one subscriber connection through a mosquitto started by this program on a free loopback port:
+//
+// - Baseline (C): `mosquitto_sub -C N+1 -q Q` subscribes (readiness is detected from a retained marker
+//   it prints first), then `mosquitto_pub -l -q Q` publishes N lines read from a file. The time runs
+//   from starting mosquitto_pub until mosquitto_sub has received all N messages and exited.
+// - Ours: a subscriber `MQTTTransport` connection subscribes at QoS Q; the time runs from opening the
+//   publisher connection until the subscriber has received all N messages. QoS 0 publishes are issued
+//   back to back; QoS 1 publishes run in 20 concurrent lanes, mosquitto_pub's default in-flight window.
+//
+// Each configuration runs 3 times per side; the best time of each side is reported, with the ratio
+// ours / C in messages per second (> 1.0 means our client is faster).
+//
+//   swift run -c release --package-path Benchmarks MQTTClientBenchmark
+import CoatyCommunication
+import CoatyCore
+import CoatyMQTT
+import Foundation
+import Glibc
+import Synchronization
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func findExecutable(_ candidates: [String]) throws -> String {
+    guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw BenchmarkError("none of \(candidates) is installed")
+    }
+    return path
+}
+
+/// A free loopback port: bind port 0, read it back, close.
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw BenchmarkError("socket failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw BenchmarkError("bind failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func stop(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
+/// Collects received messages and signals when the expected count has arrived.
+final class Counter: Sendable {
+    private struct State {
+        var count = 0
+        var target = Int.max
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func reset(target: Int) {
+        self.state.withLock { $0 = State(count: 0, target: target, waiter: nil) }
+    }
+
+    func received() {
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.count += 1
+            guard state.count == state.target else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func waitForTarget() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = self.state.withLock { state in
+                if state.count >= state.target { return true }
+                state.waiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+func payload(size: Int, index: Int) -> [UInt8] {
+    // Printable bytes, no newline (mosquitto_pub -l splits on newlines).
+    var bytes = [UInt8](repeating: UInt8(ascii: "a") + UInt8(index % 26), count: size)
+    bytes[0] = UInt8(ascii: "m")
+    return bytes
+}
+
+/// One run of the C tools; returns seconds.
+func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String, pub: String, sub: String) throws -> Double {
+    // A retained marker makes mosquitto_sub print a first line as soon as it is subscribed.
+    let marker = Process()
+    marker.executableURL = URL(fileURLWithPath: pub)
+    marker.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-q", "1", "-m", "ready"]
+    try marker.run()
+    marker.waitUntilExit()
+
+    let subscriber = Process()
+    subscriber.executableURL = URL(fileURLWithPath: sub)
+    subscriber.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-C", "\(count + 1)"]
+    let output = Pipe()
+    subscriber.standardOutput = output
+    try subscriber.run()
+    defer { stop(subscriber) }
+    let reader = output.fileHandleForReading
+    var firstLine = Data()
+    while !firstLine.contains(UInt8(ascii: "\n")) {
+        let chunk = reader.availableData
+        guard !chunk.isEmpty else { throw BenchmarkError("mosquitto_sub ended early") }
+        firstLine.append(chunk)
+    }
+    // Clear the retained marker so later runs are not affected by it.
+    let clear = Process()
+    clear.executableURL = URL(fileURLWithPath: pub)
+    clear.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-n"]
+
+    let publisher = Process()
+    publisher.executableURL = URL(fileURLWithPath: pub)
+    publisher.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-l"]
+    publisher.standardInput = FileHandle(forReadingAtPath: inputFile)
+    let start = ContinuousClock.now
+    try publisher.run()
+    _ = reader.readDataToEndOfFile()
+    subscriber.waitUntilExit()
+    let elapsed = ContinuousClock.now - start
+    publisher.waitUntilExit()
+    try clear.run()
+    clear.waitUntilExit()
+    guard subscriber.terminationStatus == 0 else { throw BenchmarkError("mosquitto_sub failed") }
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// One run of our client; returns seconds.
+func runOurs(url: String, topic: String, qos: CoatyCore.QualityOfService, count: Int, size: Int, run: Int) async throws -> Double {
+    let configuration = MQTTTransport.Configuration(brokerURL: url, subscriptionQoS: qos)
+    let transport = MQTTTransport(configuration: configuration)
+    let counter = Counter()
+    counter.reset(target: count)
+    let messages = (0..<26).map { TransportMessage(topic: topic, payload: payload(size: size, index: $0), qos: qos) }
+    return try await transport.withConnection(
+        .init(clientID: "bench-sub-\(run)"), onMessage: { _ in counter.received() }
+    ) { subscriber in
+        try await subscriber.subscribe(to: [TopicFilter(topic)])
+        let start = ContinuousClock.now
+        try await transport.withConnection(.init(clientID: "bench-pub-\(run)"), onMessage: { _ in }) { publisher in
+            if qos == .atMostOnce {
+                for index in 0..<count { try await publisher.publish(messages[index % 26]) }
+            } else {
+                let lanes = 20
+                try await withThrowingDiscardingTaskGroup { group in
+                    for lane in 0..<lanes {
+                        group.addTask {
+                            var index = lane
+                            while index < count {
+                                try await publisher.publish(messages[index % 26])
+                                index += lanes
+                            }
+                        }
+                    }
+                }
+            }
+            await counter.waitForTarget()
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+func format(_ value: Double) -> String {
+    let rounded = (value * 100).rounded() / 100
+    return String(rounded)
+}
+
+let mosquittoPath = try findExecutable(["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"])
+let pubPath = try findExecutable(["/usr/bin/mosquitto_pub", "/usr/local/bin/mosquitto_pub"])
+let subPath = try findExecutable(["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub"])
+let port = try freePort()
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mqtt-bench-\(UUID())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+let configPath = directory.appendingPathComponent("mosquitto.conf").path
+// No per-client queue limit for QoS 0, so neither side loses messages under load.
+try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 0\nmax_inflight_messages 20\n"
+    .write(toFile: configPath, atomically: true, encoding: .utf8)
+let broker = Process()
+broker.executableURL = URL(fileURLWithPath: mosquittoPath)
+broker.arguments = ["-c", configPath]
+broker.standardOutput = FileHandle.nullDevice
+broker.standardError = FileHandle.nullDevice
+try broker.run()
+defer { stop(broker) }
+let url = "mqtt://127.0.0.1:\(port)"
+// Wait until the broker accepts connections.
+let readyDeadline = ContinuousClock.now + .seconds(10)
+while true {
+    do {
+        try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "probe"), onMessage: { _ in }) { _ in }
+        break
+    } catch {
+        guard ContinuousClock.now < readyDeadline else { throw BenchmarkError("mosquitto did not start: \(error)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+print("MQTT client throughput, publisher → mosquitto 2 → subscriber on loopback (best of 3 runs per side)")
+print("config           messages   C tools msg/s   ours msg/s   ratio (ours / C)")
+var run = 0
+for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOnce, 1)] {
+    for size in [100, 1024] {
+        let count = qos == .atMostOnce ? (size == 100 ? 200_000 : 100_000) : (size == 100 ? 50_000 : 30_000)
+        let topic = "bench/q\(qosNumber)/s\(size)"
+        let inputFile = directory.appendingPathComponent("input-\(qosNumber)-\(size).txt").path
+        var lines: [UInt8] = []
+        lines.reserveCapacity(count * (size + 1))
+        for index in 0..<count {
+            lines += payload(size: size, index: index)
+            lines.append(UInt8(ascii: "\n"))
+        }
+        FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
+        var bestC = Double.infinity
+        var bestOurs = Double.infinity
+        for _ in 0..<3 {
+            run += 1
+            bestC = min(
+                bestC,
+                try runCTools(
+                    port: port, topic: topic + "/c", qos: qosNumber, count: count, inputFile: inputFile, pub: pubPath,
+                    sub: subPath))
+            bestOurs = min(
+                bestOurs, try await runOurs(url: url, topic: topic + "/ours", qos: qos, count: count, size: size, run: run))
+        }
+        let cRate = Double(count) / bestC
+        let ourRate = Double(count) / bestOurs
+        let label = "QoS \(qosNumber), \(size == 100 ? "100 B" : "1 KB ")"
+        print(
+            "\(label)    \(String(count).padding(toLength: 8, withPad: " ", startingAt: 0))   "
+                + "\(String(Int(cRate)).padding(toLength: 13, withPad: " ", startingAt: 0))   "
+                + "\(String(Int(ourRate)).padding(toLength: 10, withPad: " ", startingAt: 0))   \(format(ourRate / cRate))×")
+    }
+}

@@ -1,5 +1,5 @@
-import CoatyCommunication
-import CoatyCore
+package import CoatyCommunication
+package import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// The first failure (I/O error, EOF, malformed packet, protocol violation, missing PINGRESP) is
 /// recorded once; it closes the socket and fails every pending and later operation.
-final class MQTTConnection: TransportConnection, Sendable {
+package final class MQTTConnection: TransportConnection, Sendable {
     /// Above this many queued outbound bytes, publishers wait for the writer (backpressure).
     static let outboundHighWater = 1 << 20
 
@@ -43,7 +43,7 @@ final class MQTTConnection: TransportConnection, Sendable {
     private var maximumInFlight: Int { max(1, self.configuration.maximumInFlight) }
 
     /// The failure that ended the connection, if any.
-    var failure: TransportError? { self.state.withLock { $0.failure } }
+    package var failure: TransportError? { self.state.withLock { $0.failure } }
 
     // MARK: - Handshake
 
@@ -99,7 +99,7 @@ final class MQTTConnection: TransportConnection, Sendable {
 
     // MARK: - TransportConnection
 
-    func publish(_ message: TransportMessage) async throws {
+    package func publish(_ message: TransportMessage) async throws {
         do {
             try TopicName.validate(message.topic)
         } catch {
@@ -202,17 +202,25 @@ final class MQTTConnection: TransportConnection, Sendable {
         }
     }
 
-    func subscribe(to filters: [TopicFilter]) async throws {
+    package func subscribe(to filters: [TopicFilter]) async throws {
+        try await self.subscribe(to: filters, qos: self.configuration.subscriptionQoS)
+    }
+
+    /// Subscribes to topic filters at a maximum QoS and waits for the SUBACK.
+    ///
+    /// - Throws: `TransportError` `.subscriptionRefused` if the broker answers 0x80 for any filter;
+    ///   the connection's failure if it is closed or lost; `CancellationError`.
+    package func subscribe(to filters: [TopicFilter], qos: QualityOfService) async throws {
         guard !filters.isEmpty else { return }
         let packetFor: (UInt16) -> MQTTPacket = { id in
-            .subscribe(.init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: .atMostOnce) }))
+            .subscribe(.init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: MQTTQoS(qos)) }))
         }
         try await self.request(packetFor) { token, continuation in
             .subscribe(count: filters.count, token: token, continuation: continuation)
         }
     }
 
-    func unsubscribe(from filters: [TopicFilter]) async throws {
+    package func unsubscribe(from filters: [TopicFilter]) async throws {
         guard !filters.isEmpty else { return }
         try await self.request({ id in .unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))) }) {
             token, continuation in .unsubscribe(token: token, continuation: continuation)
@@ -264,7 +272,8 @@ final class MQTTConnection: TransportConnection, Sendable {
         continuation?.resume(throwing: CancellationError())
     }
 
-    func waitUntilClosed() async {
+    /// Suspends until the connection is closed or lost.
+    package func waitUntilClosed() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let isClosed = self.state.withLock { state in
                 if state.failure != nil { return true }
@@ -284,7 +293,9 @@ final class MQTTConnection: TransportConnection, Sendable {
             [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]
         ) = self.state.withLock { state in
             guard state.failure == nil else { return ([], nil, [], [], []) }
-            state.failure = error
+            // After DISCONNECT the broker closes the socket: that is the expected end, not a loss.
+            state.failure =
+                state.isDisconnecting ? TransportError(.connectionClosed, "the connection was closed") : error
             var waiters = state.pending.values.compactMap(\.continuation)
             waiters += state.windowQueue.map(\.continuation)
             state.pending = [:]
@@ -298,6 +309,7 @@ final class MQTTConnection: TransportConnection, Sendable {
             return (waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters, state.closedWaiters)
         }
         self.socket.close()
+        let error = self.failure ?? error
         for waiter in waiters { waiter.resume(throwing: error) }
         for drain in drains { drain.resume(throwing: error) }
         writer?.resume()

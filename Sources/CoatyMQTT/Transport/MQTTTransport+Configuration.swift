@@ -23,6 +23,9 @@ extension MQTTTransport {
         /// How many QoS 1 and 2 publications may await acknowledgement at once; further publishers wait
         /// for a free slot, in order. Defaults to 64.
         public var maximumInFlight: Int
+        /// The maximum QoS requested for subscriptions made through ``TransportConnection``'s
+        /// `subscribe(to:)`. Defaults to QoS 0, as coaty-js subscribes.
+        public var subscriptionQoS: QualityOfService
         /// Where connection events are logged.
         public var logger: Logger
 
@@ -37,6 +40,7 @@ extension MQTTTransport {
         ///   - maximumPacketSize: Defaults to 16 MiB.
         ///   - connectTimeout: Defaults to 30 s.
         ///   - maximumInFlight: Defaults to 64.
+        ///   - subscriptionQoS: Defaults to QoS 0.
         ///   - logger: Defaults to a disabled logger.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
@@ -47,6 +51,7 @@ extension MQTTTransport {
             maximumPacketSize: Int = 16 * 1024 * 1024,
             connectTimeout: Duration = .seconds(30),
             maximumInFlight: Int = 64,
+            subscriptionQoS: QualityOfService = .atMostOnce,
             logger: Logger = .disabled
         ) {
             self.brokerURL = brokerURL
@@ -57,6 +62,7 @@ extension MQTTTransport {
             self.maximumPacketSize = maximumPacketSize
             self.connectTimeout = connectTimeout
             self.maximumInFlight = maximumInFlight
+            self.subscriptionQoS = subscriptionQoS
             self.logger = logger
         }
 

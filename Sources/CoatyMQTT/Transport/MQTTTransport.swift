@@ -61,6 +61,16 @@ public struct MQTTTransport: Transport {
         onMessage: @escaping @Sendable (TransportMessage) -> Void,
         _ body: (any TransportConnection) async throws -> Result
     ) async throws -> Result {
+        try await self.withMQTTConnection(options, onMessage: onMessage) { try await body($0) }
+    }
+
+    /// Like ``withConnection(_:onMessage:_:)``, with the concrete connection type (for subscriptions
+    /// at QoS 1 and 2, tools and tests).
+    package func withMQTTConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (MQTTConnection) async throws -> Result
+    ) async throws -> Result {
         let configuration = self.configuration
         let broker: MQTTBrokerAddress
         do {

@@ -1,0 +1,395 @@
+import CoatyCommunication
+import CoatyCore
+import CoatyMQTT
+import CoatyMQTTPackets
+import CoatySockets
+import Testing
+
+/// The client against a scripted broker that sends crafted bytes.
+@Suite(.timeLimit(.minutes(1)))
+struct MQTTConnectionFakeBrokerTests {
+    /// Runs `broker` on the accepted connection while `client` uses a transport connected to it.
+    private func withFakeBroker<Result: Sendable>(
+        configure: (inout MQTTTransport.Configuration) -> Void = { _ in },
+        broker: @escaping @Sendable (FakeSession) async throws -> Void,
+        client: (MQTTTransport) async throws -> Result
+    ) async throws -> Result {
+        let fake = try FakeBroker()
+        defer { fake.listener.close() }
+        var configuration = MQTTTransport.Configuration(brokerURL: fake.url, connectTimeout: .seconds(5))
+        configure(&configuration)
+        let transport = MQTTTransport(configuration: configuration)
+        return try await withThrowingTaskGroup { group in
+            group.addTask {
+                let session = try await fake.accept()
+                defer { session.close() }
+                try await broker(session)
+            }
+            let result = try await client(transport)
+            try await group.waitForAll()
+            return result
+        }
+    }
+
+    /// Connects, waits until the connection dies, and returns the error `withConnection` throws.
+    private func lossError(_ transport: MQTTTransport) async -> TransportError? {
+        await #expect(throws: TransportError.self) {
+            try await transport.withMQTTConnection(.init(clientID: "victim"), onMessage: { _ in }) { connection in
+                await connection.waitUntilClosed()
+            }
+        }
+    }
+
+    @Test func connectCarriesCoatySettings() async throws {
+        let will = TransportMessage(topic: "coaty/3/ns/DAD/1234", payload: Array(#"{"objectIds":["1234"]}"#.utf8))
+        let (stream, continuation) = AsyncStream<MQTTConnectPacket>.makeStream()
+        try await self.withFakeBroker(
+            configure: { $0.username = "user"; $0.password = "secret" },
+            broker: { session in
+                let connect = try #require(try await session.acceptConnect())
+                continuation.yield(connect)
+                #expect(try await session.read() == .disconnect)
+                #expect(try await session.read() == nil)
+            },
+            client: { transport in
+                try await transport.withConnection(
+                    .init(clientID: "Coaty111111111111411181", lastWill: will), onMessage: { _ in }
+                ) { _ in }
+            })
+        var iterator = stream.makeAsyncIterator()
+        let connect = try #require(await iterator.next())
+        #expect(connect.clientID == "Coaty111111111111411181")
+        #expect(connect.cleanSession)
+        #expect(connect.keepAliveSeconds == 60)
+        #expect(connect.protocolLevel == 4)
+        #expect(connect.will == MQTTWill(topic: will.topic, payload: will.payload, qos: .atMostOnce, retain: false))
+        #expect(connect.username == "user")
+        #expect(connect.password == Array("secret".utf8))
+    }
+
+    @Test func refusedConnAckThrowsConnectionRefused() async throws {
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                _ = try await session.read()
+                try await session.send(.connack(.init(returnCode: .notAuthorized)))
+            },
+            client: { transport in
+                await #expect(throws: TransportError.self) {
+                    try await transport.withConnection(.init(clientID: "refused"), onMessage: { _ in }) { _ in }
+                }
+            })
+        #expect(error?.code == .connectionRefused)
+    }
+
+    @Test func noConnAckWithinTheConnectTimeout() async throws {
+        let error = try await self.withFakeBroker(
+            configure: { $0.connectTimeout = .milliseconds(300) },
+            broker: { session in
+                _ = try await session.read()
+                _ = try? await session.read()  // the client gives up and closes
+            },
+            client: { transport in
+                await #expect(throws: TransportError.self) {
+                    try await transport.withConnection(.init(clientID: "slow"), onMessage: { _ in }) { _ in }
+                }
+            })
+        #expect(error?.code == .timedOut)
+    }
+
+    /// Crafted inbound bytes that must close the connection with a clear error.
+    static let malformedInputs: [(name: String, bytes: [UInt8])] = [
+        ("remaining length of 5 bytes", [0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]),
+        ("reserved packet type 0", [0x00, 0x00]),
+        ("PUBLISH with QoS 3", [0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01]),
+        ("topic with invalid UTF-8", [0x30, 0x05, 0x00, 0x03, 0x61, 0xC3, 0x28]),
+        ("topic with U+0000", [0x30, 0x04, 0x00, 0x02, 0x61, 0x00]),
+        ("PUBACK with a body too long", [0x40, 0x03, 0x00, 0x01, 0x00]),
+        ("PUBREL with wrong flags", [0x60, 0x02, 0x00, 0x01]),
+    ]
+
+    @Test(arguments: Self.malformedInputs.map(\.name))
+    func malformedInboundPacketClosesTheConnection(name: String) async throws {
+        let bytes = try #require(Self.malformedInputs.first { $0.name == name }).bytes
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                try await session.sendRaw(bytes)
+                _ = try? await session.read()  // until the client closes
+            },
+            client: { transport in await self.lossError(transport) })
+        #expect(error?.code == .connectionLost)
+        let cause = try #require(error?.underlying as? TransportError)
+        #expect(cause.code == .protocolViolation)
+        #expect(cause.underlying is MQTTDecodingError)
+    }
+
+    @Test func oversizedPacketIsRefusedFromItsHeader() async throws {
+        let error = try await self.withFakeBroker(
+            configure: { $0.maximumPacketSize = 1024 },
+            broker: { session in
+                try await session.acceptConnect()
+                // Only the header of a 100 MB PUBLISH: the client must not wait for (or buffer) the body.
+                var header: [UInt8] = [0x30]
+                try MQTTRemainingLength.encode(100_000_000, into: &header)
+                try await session.sendRaw(header)
+                _ = try? await session.read()
+            },
+            client: { transport in await self.lossError(transport) })
+        let cause = try #require(error?.underlying as? TransportError)
+        #expect(cause.underlying as? MQTTDecodingError == .packetTooLarge(100_000_005))
+    }
+
+    @Test(arguments: [MQTTPacket.pingreq, .connack(.init()), .subscribe(.init(packetID: 1, subscriptions: [.init(filter: "a", qos: .atMostOnce)]))])
+    func protocolViolationByTheBrokerClosesTheConnection(packet: MQTTPacket) async throws {
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                try await session.send(packet)
+                _ = try? await session.read()
+            },
+            client: { transport in await self.lossError(transport) })
+        #expect(error?.code == .connectionLost)
+        #expect((error?.underlying as? TransportError)?.code == .protocolViolation)
+    }
+
+    @Test func wrongAcknowledgementTypeIsAViolation() async throws {
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                guard case .publish(let publish) = try await session.read(), let id = publish.packetID else {
+                    Issue.record("expected a QoS 1 PUBLISH")
+                    return
+                }
+                try await session.send(.pubrec(id))  // PUBREC for a QoS 1 message
+                _ = try? await session.read()
+            },
+            client: { transport in
+                await #expect(throws: TransportError.self) {
+                    try await transport.withConnection(.init(clientID: "c"), onMessage: { _ in }) { connection in
+                        try await connection.publish(TransportMessage(topic: "t", payload: [1], qos: .atLeastOnce))
+                    }
+                }
+            })
+        #expect(error?.code == .connectionLost)
+    }
+
+    @Test func brokerClosingTheSocketIsConnectionLost() async throws {
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                session.close()
+            },
+            client: { transport in await self.lossError(transport) })
+        #expect(error?.code == .connectionLost)
+    }
+
+    @Test func missingPingRespIsNoticedWithinOneAndAHalfKeepAlives() async throws {
+        let clock = ContinuousClock()
+        let (pings, pingSeen) = AsyncStream<Void>.makeStream()
+        let (error, elapsed) = try await self.withFakeBroker(
+            configure: { $0.keepAlive = .seconds(1) },
+            broker: { session in
+                try await session.acceptConnect()
+                // Read everything, answer nothing.
+                while let packet = try? await session.read() {
+                    if packet == .pingreq { pingSeen.yield() }
+                }
+                pingSeen.finish()
+            },
+            client: { transport in
+                let start = clock.now
+                let error = await self.lossError(transport)
+                return (error, clock.now - start)
+            })
+        #expect(error?.code == .connectionLost)
+        #expect(elapsed < .milliseconds(1500))
+        #expect(elapsed >= .milliseconds(500))
+        var sawPing = false
+        for await _ in pings { sawPing = true }
+        #expect(sawPing)
+    }
+
+    @Test func answeredPingsKeepTheConnectionAlive() async throws {
+        let pingCount = try await self.withFakeBroker(
+            configure: { $0.keepAlive = .seconds(1) },
+            broker: { session in
+                try await session.acceptConnect()
+                while let packet = try await session.read() {
+                    switch packet {
+                    case .pingreq: try await session.send(.pingresp)
+                    case .publish(let publish):
+                        try await session.send(.publish(publish))  // echo, so the client knows pings worked
+                    default: break
+                    }
+                }
+            },
+            client: { transport in
+                let inbox = Inbox()
+                return try await transport.withConnection(.init(clientID: "alive"), onMessage: inbox.onMessage) {
+                    connection in
+                    // Stay connected for 2.5 keep-alives, sending nothing ourselves, then prove the link works.
+                    try await Task.sleep(for: .milliseconds(2500))
+                    try await connection.publish(TransportMessage(topic: "still/here", payload: [1]))
+                    return await inbox.next(1).count
+                }
+            })
+        #expect(pingCount == 1)
+    }
+
+    @Test func qos2DuplicateIsDeliveredOnceAndTheFlowCompletes() async throws {
+        let (acks, ackStream) = AsyncStream<MQTTPacket>.makeStream()
+        let delivered = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                let publish = MQTTPublishPacket(topic: "q2", payload: [7], qos: .exactlyOnce, packetID: 9)
+                try await session.send(.publish(publish))
+                var duplicate = publish
+                duplicate.dup = true
+                try await session.send(.publish(duplicate))
+                try await session.send(.pubrel(9))
+                // Then a new message reusing the identifier: delivered again.
+                try await session.send(.publish(.init(topic: "q2", payload: [8], qos: .exactlyOnce, packetID: 9)))
+                try await session.send(.pubrel(9))
+                while let packet = try await session.read() {
+                    if packet == .disconnect { break }
+                    ackStream.yield(packet)
+                }
+                ackStream.finish()
+            },
+            client: { transport in
+                let inbox = Inbox()
+                return try await transport.withConnection(.init(clientID: "q2"), onMessage: inbox.onMessage) { _ in
+                    await inbox.next(2).map(\.payload)
+                }
+            })
+        #expect(delivered == [[7], [8]])
+        var received: [MQTTPacket] = []
+        for await packet in acks { received.append(packet) }
+        // The client may have disconnected before answering the second PUBREL; the prefix is fixed.
+        #expect(Array(received.prefix(4)) == [.pubrec(9), .pubrec(9), .pubcomp(9), .pubrec(9)])
+    }
+
+    @Test func qos1AndQos2PublishFlowsWithTheInFlightWindow() async throws {
+        let (log, logStream) = AsyncStream<MQTTPacket>.makeStream()
+        try await self.withFakeBroker(
+            configure: { $0.maximumInFlight = 2 },
+            broker: { session in
+                try await session.acceptConnect()
+                var held: [UInt16] = []
+                var inFlightIDs: Set<UInt16> = []
+                while let packet = try await session.read() {
+                    logStream.yield(packet)
+                    switch packet {
+                    case .publish(let publish):
+                        let id = try #require(publish.packetID)
+                        #expect(id != 0)
+                        #expect(inFlightIDs.insert(id).inserted, "identifier \(id) reused while in flight")
+                        #expect(inFlightIDs.count <= 2, "more publications in flight than the window")
+                        if publish.qos == .exactlyOnce {
+                            try await session.send(.pubrec(id))
+                        } else {
+                            // Hold acknowledgements until the window is full, then release them all.
+                            held.append(id)
+                            if inFlightIDs.count == 2 || publish.payload == [0xFF] {
+                                for id in held {
+                                    inFlightIDs.remove(id)
+                                    try await session.send(.puback(id))
+                                }
+                                held = []
+                            }
+                        }
+                    case .pubrel(let id):
+                        inFlightIDs.remove(id)
+                        try await session.send(.pubcomp(id))
+                    case .disconnect:
+                        logStream.finish()
+                        return
+                    default:
+                        break
+                    }
+                }
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "window"), onMessage: { _ in }) { connection in
+                    try await withThrowingTaskGroup { group in
+                        for index in 0..<10 {
+                            group.addTask {
+                                try await connection.publish(
+                                    TransportMessage(topic: "w/\(index)", payload: [UInt8(index)], qos: .atLeastOnce))
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                    try await connection.publish(TransportMessage(topic: "w/last", payload: [0xFF], qos: .atLeastOnce))
+                    try await connection.publish(TransportMessage(topic: "w/q2", payload: [2], qos: .exactlyOnce))
+                }
+            })
+        var publishes = 0
+        var sawPubRel = false
+        for await packet in log {
+            if case .publish = packet { publishes += 1 }
+            if case .pubrel = packet { sawPubRel = true }
+        }
+        #expect(publishes == 12)
+        #expect(sawPubRel)
+    }
+
+    @Test func subAckFailureIsSubscriptionRefused() async throws {
+        let error = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                guard case .subscribe(let subscribe) = try await session.read() else { return }
+                try await session.send(.suback(.init(packetID: subscribe.packetID, returnCodes: [.granted(.atMostOnce), .failure])))
+                _ = try await session.read()
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "s"), onMessage: { _ in }) { connection in
+                    await #expect(throws: TransportError.self) {
+                        try await connection.subscribe(to: [TopicFilter("ok/#"), TopicFilter("refused/#")])
+                    }
+                }
+            })
+        #expect(error?.code == .subscriptionRefused)
+    }
+
+    @Test func invalidTopicIsRejectedBeforeSending() async throws {
+        try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                #expect(try await session.read() == .disconnect)
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "t"), onMessage: { _ in }) { connection in
+                    let error = await #expect(throws: TransportError.self) {
+                        try await connection.publish(TransportMessage(topic: "a/+/b", payload: []))
+                    }
+                    #expect(error?.code == .invalidArgument)
+                }
+            })
+    }
+
+    @Test func invalidBrokerURLs() async {
+        for url in ["mqtts://host:8883", "ws://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
+            let error = await #expect(throws: TransportError.self) {
+                try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "x"), onMessage: { _ in }) { _ in }
+            }
+            #expect(error?.code == .invalidArgument)
+        }
+    }
+}
+
+@Suite
+struct MQTTBrokerAddressTests {
+    @Test func parsesHostsAndPorts() throws {
+        #expect(try MQTTBrokerAddress(parsing: "mqtt://127.0.0.1:1883") == MQTTBrokerAddress(host: "127.0.0.1", port: 1883))
+        #expect(try MQTTBrokerAddress(parsing: "mqtt://localhost") == MQTTBrokerAddress(host: "localhost", port: 1883))
+        #expect(try MQTTBrokerAddress(parsing: "tcp://broker.example:4000/") == MQTTBrokerAddress(host: "broker.example", port: 4000))
+        #expect(try MQTTBrokerAddress(parsing: "MQTT://[::1]:1884") == MQTTBrokerAddress(host: "::1", port: 1884))
+        #expect(MQTTBrokerAddress(host: "::1", port: 1884).description == "mqtt://[::1]:1884")
+    }
+
+    @Test(arguments: ["mqtts://h:1", "wss://h", "h:1883", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://[::1", "mqtt://h/path"])
+    func rejectsOtherURLs(url: String) {
+        #expect(throws: MQTTBrokerAddress.ParseError.self) { try MQTTBrokerAddress(parsing: url) }
+    }
+}

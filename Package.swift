@@ -103,7 +103,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CoatyCLITests",
-            dependencies: ["CoatyCLI", "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyTesting"],
+            dependencies: [
+                "CoatyCLI", "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker", "CoatyTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -274,13 +274,28 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Suspends until the connection is closed or lost.
     package func waitUntilClosed() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isClosed = self.state.withLock { state in
-                if state.failure != nil { return true }
-                state.closedWaiters.append(continuation)
-                return false
+        let id = self.state.withLock { state in
+            state.nextClosedWaiterID += 1
+            return state.nextClosedWaiterID
+        }
+        // Returns when the connection closes or when the waiting task is cancelled (the manager
+        // cancels this wait when it stops; ignoring that would keep its task group waiting forever).
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = self.state.withLock { state in
+                    if state.failure != nil || state.cancelledClosedWaiters.remove(id) != nil { return true }
+                    state.closedWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if isClosed { continuation.resume() }
+        } onCancel: {
+            let continuation = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let continuation = state.closedWaiters.removeValue(forKey: id) { return continuation }
+                state.cancelledClosedWaiters.insert(id)
+                return nil
+            }
+            continuation?.resume()
         }
     }
 
@@ -304,9 +319,12 @@ package final class MQTTConnection: TransportConnection, Sendable {
             defer {
                 state.drainWaiters = []
                 state.flushWaiters = []
-                state.closedWaiters = []
+                state.closedWaiters = [:]
             }
-            return (waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters, state.closedWaiters)
+            return (
+                waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters,
+                Array(state.closedWaiters.values)
+            )
         }
         self.socket.close()
         let error = self.failure ?? error

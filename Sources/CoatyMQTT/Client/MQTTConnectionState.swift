@@ -69,7 +69,11 @@ struct MQTTConnectionState {
     var writerWaiter: CheckedContinuation<Void, Never>?
     var drainWaiters: [CheckedContinuation<Void, any Error>] = []
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
-    var closedWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Tasks waiting in `waitUntilClosed()`, by waiter id, so a cancelled waiter can be removed.
+    var closedWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    /// Waiter ids cancelled before their continuation was stored.
+    var cancelledClosedWaiters: Set<UInt64> = []
+    var nextClosedWaiterID: UInt64 = 0
 
     var pending: [UInt16: Pending] = [:]
     var publishesInFlight = 0

@@ -1,0 +1,47 @@
+import CoatyBroker
+import CoatyCommunication
+import CoatyModel
+import CoatyMQTT
+import Testing
+
+@testable import CoatyCLI
+
+/// The client subcommands end to end over MQTT through the embedded broker, in-process.
+@Suite(.timeLimit(.minutes(1)))
+struct CommandsOverMQTTTests {
+    @Test func discoverFindsAnAgentAndEveryoneLeavesGracefully() async throws {
+        try await MQTTBroker.withRunning { broker in
+            let url = "mqtt://127.0.0.1:\(broker.port)"
+            let agent = CommunicationManager(
+                transport: MQTTTransport(brokerURL: url),
+                configuration: .init(identity: Identity(name: "Lamp")))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let states = agent.observeCommunicationState()
+                group.addTask { try await agent.run() }
+                _ = await states.first { $0 == .online }
+
+                let lines = LineSink()
+                var options = DiscoverOptions()
+                options.connection.broker = url
+                options.timeoutSeconds = 0.5
+                let found = try await DiscoverCommand.run(options, transport: try TransportFactory.make(options.connection)) {
+                    lines.append($0)
+                }
+                #expect(found == 1)
+                #expect(lines.lines.contains { $0.hasPrefix("Lamp  ") })
+
+                // finish() must make run() return over MQTT (it once hung in the transport's close wait).
+                agent.finish()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test func monitorFailsClearlyWhenNoBrokerListens() async throws {
+        var options = MonitorOptions()
+        options.connection.broker = "mqtt://127.0.0.1:1"
+        await #expect(throws: TransportError.self) {
+            try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) { _ in }
+        }
+    }
+}

@@ -272,15 +272,24 @@ package final class MQTTConnection: TransportConnection, Sendable {
         continuation?.resume(throwing: CancellationError())
     }
 
-    /// Suspends until the connection is closed or lost.
+    /// Suspends until the connection is closed or lost, or the calling task is cancelled.
     package func waitUntilClosed() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isClosed = self.state.withLock { state in
-                if state.failure != nil { return true }
-                state.closedWaiters.append(continuation)
-                return false
+        let token = self.state.withLock { $0.makeToken() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let isDone = self.state.withLock { state in
+                    if state.failure != nil || Task.isCancelled { return true }
+                    state.closedWaiters.append((token, continuation))
+                    return false
+                }
+                if isDone { continuation.resume() }
             }
-            if isClosed { continuation.resume() }
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.closedWaiters.firstIndex(where: { $0.token == token }) else { return nil }
+                return state.closedWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 
@@ -290,7 +299,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
     func fail(_ error: TransportError) {
         let (waiters, writer, drains, flushes, closed): (
             [CheckedContinuation<Void, any Error>], CheckedContinuation<Void, Never>?,
-            [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]
+            [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>],
+            [(token: UInt64, continuation: CheckedContinuation<Void, Never>)]
         ) = self.state.withLock { state in
             guard state.failure == nil else { return ([], nil, [], [], []) }
             // After DISCONNECT the broker closes the socket: that is the expected end, not a loss.
@@ -314,7 +324,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
         for drain in drains { drain.resume(throwing: error) }
         writer?.resume()
         for flush in flushes { flush.resume() }
-        for waiter in closed { waiter.resume() }
+        for waiter in closed { waiter.continuation.resume() }
     }
 
     /// Queues DISCONNECT, waits (bounded) until it is written, then closes.
@@ -585,42 +595,44 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Sends PINGREQ after half a keep-alive without traffic in either direction, and fails the
     /// connection when nothing at all has been received for a whole keep-alive while a PINGREQ is
-    /// outstanding. A dead link is therefore noticed at most 1¼ keep-alives after the last packet
-    /// received (checks run every quarter keep-alive), within the 1½ × keep-alive the standard gives
-    /// the broker.
+    /// outstanding. A dead link is therefore noticed one keep-alive after the last packet received,
+    /// within the 1½ × keep-alive the standard gives the broker [MQTT-3.1.2-24]. The loop sleeps until
+    /// the next instant at which it has something to do.
     func runKeepAlive() async {
         let seconds = self.configuration.keepAliveSeconds
         guard seconds > 0 else { return }
         let keepAlive = Duration.seconds(Int(seconds))
         while true {
-            do {
-                try await Task.sleep(for: keepAlive / 4)
-            } catch {
-                return
-            }
-            let now = ContinuousClock.now
             enum Step {
-                case none
+                case sleep(until: ContinuousClock.Instant)
                 case ping(CheckedContinuation<Void, Never>?)
                 case dead
                 case stop
             }
+            let now = ContinuousClock.now
             let step: Step = self.state.withLock { state in
                 if state.failure != nil { return .stop }
                 if state.isPingOutstanding {
-                    return now - state.lastReceived >= keepAlive ? .dead : .none
+                    let deadline = state.lastReceived + keepAlive
+                    return now >= deadline ? .dead : .sleep(until: deadline)
                 }
-                if now - state.lastReceived >= keepAlive / 2 || now - state.lastSent >= keepAlive / 2 {
-                    state.isPingOutstanding = true
-                    state.enqueueControl(.pingreq)
-                    return .ping(state.takeWriterWaiter())
-                }
-                return .none
+                let pingAt = min(state.lastReceived, state.lastSent) + keepAlive / 2
+                guard now >= pingAt else { return .sleep(until: pingAt) }
+                state.isPingOutstanding = true
+                state.enqueueControl(.pingreq)
+                return .ping(state.takeWriterWaiter())
             }
             switch step {
-            case .none: break
-            case .stop: return
-            case .ping(let writer): writer?.resume()
+            case .sleep(let deadline):
+                do {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                } catch {
+                    return
+                }
+            case .ping(let writer):
+                writer?.resume()
+            case .stop:
+                return
             case .dead:
                 self.configuration.logger.warning("no PINGRESP from \(self.broker) within the keep-alive")
                 self.fail(

@@ -69,7 +69,7 @@ struct MQTTConnectionState {
     var writerWaiter: CheckedContinuation<Void, Never>?
     var drainWaiters: [CheckedContinuation<Void, any Error>] = []
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
-    var closedWaiters: [CheckedContinuation<Void, Never>] = []
+    var closedWaiters: [(token: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     var pending: [UInt16: Pending] = [:]
     var publishesInFlight = 0

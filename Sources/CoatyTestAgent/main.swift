@@ -8,8 +8,8 @@
 // gracefully (Deadvertise, DISCONNECT) when its standard input reaches end of file.
 import CoatyCommunication
 import CoatyCore
-import CoatyModel
 import CoatyMQTT
+import CoatyModel
 import Foundation
 
 let arguments = CommandLine.arguments
@@ -21,7 +21,11 @@ let identity = Identity(objectID: ObjectID(arguments[2]), name: arguments[3])
 let manager = CommunicationManager(
     transport: MQTTTransport(brokerURL: arguments[1]),
     configuration: .init(
-        identity: identity, initialReconnectDelay: .milliseconds(100), maximumReconnectDelay: .seconds(1)))
+        identity: identity,
+        initialReconnectDelay: .milliseconds(100),
+        maximumReconnectDelay: .seconds(1)
+    )
+)
 
 try await withThrowingTaskGroup(of: Void.self) { group in
     let states = manager.observeCommunicationState()
@@ -42,7 +46,10 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     }
     group.addTask {
         for await event in channel {
-            let echo = CoatyObject(objectType: "coaty.test.Echo", name: "echo of \(event.object?.name ?? event.objects?.first?.name ?? "?")")
+            let echo = CoatyObject(
+                objectType: "coaty.test.Echo",
+                name: "echo of \(event.object?.name ?? event.objects?.first?.name ?? "?")"
+            )
             try manager.publish(AdvertiseEvent(echo))
         }
     }

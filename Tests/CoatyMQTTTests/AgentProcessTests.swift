@@ -1,10 +1,10 @@
 import CoatyCommunication
 import CoatyCore
-import CoatyModel
 import CoatyMQTT
+import CoatyModel
+import CoatySockets
 import Foundation
 import Glibc
-import CoatySockets
 import Testing
 
 /// Coaty agents in separate processes talking through mosquitto: this test process runs one
@@ -16,7 +16,8 @@ struct AgentProcessTests {
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
             return nil
         }
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("CoatyTestAgent").path
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("CoatyTestAgent")
+            .path
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
@@ -59,8 +60,11 @@ struct AgentProcessTests {
         let manager = CommunicationManager(
             transport: MQTTTransport(brokerURL: brokerURL),
             configuration: .init(
-                identity: Identity(name: "TestAgent"), initialReconnectDelay: reconnectDelay,
-                maximumReconnectDelay: reconnectDelay * 4))
+                identity: Identity(name: "TestAgent"),
+                initialReconnectDelay: reconnectDelay,
+                maximumReconnectDelay: reconnectDelay * 4
+            )
+        )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             let states = manager.observeCommunicationState()
             group.addTask { try await manager.run() }
@@ -105,7 +109,9 @@ struct AgentProcessTests {
                 #expect(try await pongs.first(timeout: .seconds(5)).payload == [0, 1, 0xFE, 0xFF])
 
                 // Channel → (the agent reacts with) Advertise of a custom object type.
-                try manager.publish(ChannelEvent(channelID: "echo", object: CoatyObject(objectType: "coaty.test.Thing", name: "thing")))
+                try manager.publish(
+                    ChannelEvent(channelID: "echo", object: CoatyObject(objectType: "coaty.test.Thing", name: "thing"))
+                )
                 #expect(try await echoes.first(timeout: .seconds(5)).object.name == "echo of thing")
 
                 // Graceful leave: Deadvertise of the identity, published explicitly (not as will).
@@ -153,7 +159,10 @@ struct AgentProcessTests {
             // Restart on the same port and subscribe before the publisher reconnects.
             broker = try await Mosquitto.start(port: probe)
             let inbox = Inbox()
-            try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "observer"), onMessage: inbox.onMessage) {
+            try await MQTTTransport(brokerURL: url).withConnection(
+                .init(clientID: "observer"),
+                onMessage: inbox.onMessage
+            ) {
                 connection in
                 try await connection.subscribe(to: [TopicFilter("coaty-test/seq")])
                 #expect(await stateIterator.next() == .online)

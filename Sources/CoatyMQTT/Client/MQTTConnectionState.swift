@@ -158,8 +158,11 @@ struct MQTTConnectionState {
             do {
                 guard
                     try self.startPublish(
-                        next.packet, token: next.token, continuation: next.continuation,
-                        maximumInFlight: maximumInFlight)
+                        next.packet,
+                        token: next.token,
+                        continuation: next.continuation,
+                        maximumInFlight: maximumInFlight
+                    )
                 else {
                     self.windowQueue.insert(next, at: 0)
                     break

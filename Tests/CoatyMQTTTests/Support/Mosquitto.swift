@@ -66,7 +66,9 @@ struct Mosquitto {
                 return
             }
             guard process.isRunning else { throw MosquittoError("mosquitto exited with \(process.terminationStatus)") }
-            guard ContinuousClock.now < deadline else { throw MosquittoError("mosquitto did not start listening on \(port)") }
+            guard ContinuousClock.now < deadline else {
+                throw MosquittoError("mosquitto did not start listening on \(port)")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -78,7 +80,8 @@ struct MosquittoError: Error, CustomStringConvertible {
 }
 
 /// Runs an external tool and returns its standard output.
-func runTool(_ path: String, _ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String) {
+func runTool(_ path: String, _ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String)
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

@@ -235,7 +235,7 @@ for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOn
             lines += payload(size: size, index: index)
             lines.append(UInt8(ascii: "\n"))
         }
-        FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
+        _ = FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
         var bestC = Double.infinity
         var bestOurs = Double.infinity
         for _ in 0..<3 {

@@ -63,6 +63,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "CoatyTestAgent",
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "HelloWorld",
             dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
             path: "Examples/HelloWorld",
@@ -89,7 +94,7 @@ let package = Package(
             name: "CoatyMQTTTests",
             dependencies: [
                 "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
-                "CoatySockets", "CoatyTesting",
+                "CoatySockets", "CoatyTesting", "CoatyTestAgent",
             ],
             swiftSettings: swiftSettings
         ),

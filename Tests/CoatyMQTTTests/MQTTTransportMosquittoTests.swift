@@ -26,9 +26,11 @@ struct MQTTTransportMosquittoTests {
                 try await transport.withConnection(.init(clientID: "pub-\(qos.rawValue)"), onMessage: { _ in }) {
                     publisher in
                     for index in 0..<50 {
-                        let payload = Array("message \(index)".utf8) + [UInt8](repeating: UInt8(index), count: index * 10)
+                        let payload =
+                            Array("message \(index)".utf8) + [UInt8](repeating: UInt8(index), count: index * 10)
                         try await publisher.publish(
-                            TransportMessage(topic: "\(topic)/\(index)", payload: payload, qos: qos))
+                            TransportMessage(topic: "\(topic)/\(index)", payload: payload, qos: qos)
+                        )
                     }
                 }
                 let received = await inbox.next(50)
@@ -156,10 +158,18 @@ struct MQTTTransportMosquittoTests {
             // Retained, so mosquitto_sub gets it whenever it subscribes.
             try await transport.withConnection(.init(clientID: "raw-pub"), onMessage: { _ in }) { connection in
                 try await connection.publish(
-                    TransportMessage(topic: topic, payload: Array("raw bytes \u{00e9}".utf8), qos: .atLeastOnce, retain: true))
+                    TransportMessage(
+                        topic: topic,
+                        payload: Array("raw bytes \u{00e9}".utf8),
+                        qos: .atLeastOnce,
+                        retain: true
+                    )
+                )
             }
             let (status, output) = try await runTool(
-                "/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic, "-C", "1", "-v", "-W", "10"])
+                "/usr/bin/mosquitto_sub",
+                ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic, "-C", "1", "-v", "-W", "10"]
+            )
             #expect(status == 0)
             #expect(output == "\(topic) raw bytes \u{00e9}\n")
         }
@@ -170,16 +180,20 @@ struct MQTTTransportMosquittoTests {
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("from-c")
             let inbox = Inbox()
-            try await transport.withMQTTConnection(.init(clientID: "raw-sub"), onMessage: inbox.onMessage) { connection in
+            try await transport.withMQTTConnection(.init(clientID: "raw-sub"), onMessage: inbox.onMessage) {
+                connection in
                 try await connection.subscribe(to: [TopicFilter(topic)], qos: .exactlyOnce)
                 for qos in 0...2 {
                     let (status, _) = try await runTool(
                         "/usr/bin/mosquitto_pub",
-                        ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic, "-q", "\(qos)", "-m", "hello \(qos)"])
+                        ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", topic, "-q", "\(qos)", "-m", "hello \(qos)"]
+                    )
                     #expect(status == 0)
                 }
                 let received = await inbox.next(3)
-                #expect(received.map { String(decoding: $0.payload, as: UTF8.self) } == ["hello 0", "hello 1", "hello 2"])
+                #expect(
+                    received.map { String(decoding: $0.payload, as: UTF8.self) } == ["hello 0", "hello 1", "hello 2"]
+                )
                 #expect(received.map(\.qos) == [.atMostOnce, .atLeastOnce, .exactlyOnce])
             }
         }
@@ -214,14 +228,18 @@ struct MQTTTransportMosquittoTests {
                 try await connection.subscribe(to: [TopicFilter(fromPaho)], qos: .atLeastOnce)
                 try await withThrowingTaskGroup { group in
                     group.addTask {
-                        try await runTool("/usr/bin/env", ["python3", "-c", script, "\(broker.port)", toPaho, fromPaho])
+                        try await runTool(
+                            "/usr/bin/env",
+                            ["python3", "-c", script, "\(broker.port)", toPaho, fromPaho]
+                        )
                     }
                     // paho publishes only after its subscription is in place, so our reply reaches it.
                     let received = await inbox.next(1)
                     #expect(received.first?.topic == fromPaho)
                     #expect(received.first?.payload == Array("from paho ".utf8) + [0xFF, 0x00])
                     try await connection.publish(
-                        TransportMessage(topic: toPaho, payload: [0x00, 0x01, 0xFE], qos: .atLeastOnce))
+                        TransportMessage(topic: toPaho, payload: [0x00, 0x01, 0xFE], qos: .atLeastOnce)
+                    )
                     let (status, output) = try await group.next()!
                     #expect(status == 0)
                     #expect(output == "\(toPaho) 0001fe\n")

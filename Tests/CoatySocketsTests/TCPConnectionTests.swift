@@ -171,7 +171,7 @@ struct TCPConnectionTests {
         let error = await #expect(throws: SocketError.self) {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         }
-        #expect(error?.errno == 111 /* ECONNREFUSED */)
+        #expect(error?.errno == 111)  // ECONNREFUSED
     }
 
     @Test func twoHundredConcurrentConnectionsEcho() async throws {

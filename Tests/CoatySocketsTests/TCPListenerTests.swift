@@ -16,7 +16,7 @@ struct TCPListenerTests {
         let first = try TCPListener.bind(port: 0)
         defer { first.close() }
         let error = #expect(throws: SocketError.self) { _ = try TCPListener.bind(port: first.port) }
-        #expect(error?.errno == 98 /* EADDRINUSE */)
+        #expect(error?.errno == 98)  // EADDRINUSE
     }
 
     @Test func rebindingAfterCloseSucceeds() async throws {

@@ -44,7 +44,9 @@ func freePort() throws -> Int {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
     }
     guard bound else { throw BenchmarkError("bind failed") }
     return Int(UInt16(bigEndian: address.sin_port))
@@ -98,7 +100,9 @@ func payload(size: Int, index: Int) -> [UInt8] {
 }
 
 /// One run of the C tools; returns seconds.
-func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String, pub: String, sub: String) throws -> Double {
+func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String, pub: String, sub: String) throws
+    -> Double
+{
     // A retained marker makes mosquitto_sub print a first line as soon as it is subscribed.
     let marker = Process()
     marker.executableURL = URL(fileURLWithPath: pub)
@@ -142,14 +146,17 @@ func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String
 }
 
 /// One run of our client; returns seconds.
-func runOurs(url: String, topic: String, qos: CoatyCore.QualityOfService, count: Int, size: Int, run: Int) async throws -> Double {
+func runOurs(url: String, topic: String, qos: CoatyCore.QualityOfService, count: Int, size: Int, run: Int) async throws
+    -> Double
+{
     let configuration = MQTTTransport.Configuration(brokerURL: url, subscriptionQoS: qos)
     let transport = MQTTTransport(configuration: configuration)
     let counter = Counter()
     counter.reset(target: count)
     let messages = (0..<26).map { TransportMessage(topic: topic, payload: payload(size: size, index: $0), qos: qos) }
     return try await transport.withConnection(
-        .init(clientID: "bench-sub-\(run)"), onMessage: { _ in counter.received() }
+        .init(clientID: "bench-sub-\(run)"),
+        onMessage: { _ in counter.received() }
     ) { subscriber in
         try await subscriber.subscribe(to: [TopicFilter(topic)])
         let start = ContinuousClock.now
@@ -191,7 +198,8 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 defer { try? FileManager.default.removeItem(at: directory) }
 let configPath = directory.appendingPathComponent("mosquitto.conf").path
 // No per-client queue limit for QoS 0, so neither side loses messages under load.
-try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 0\nmax_inflight_messages 20\n"
+try
+    "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 0\nmax_inflight_messages 20\n"
     .write(toFile: configPath, atomically: true, encoding: .utf8)
 let broker = Process()
 broker.executableURL = URL(fileURLWithPath: mosquittoPath)
@@ -227,7 +235,7 @@ for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOn
             lines += payload(size: size, index: index)
             lines.append(UInt8(ascii: "\n"))
         }
-        FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
+        _ = FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
         var bestC = Double.infinity
         var bestOurs = Double.infinity
         for _ in 0..<3 {
@@ -235,10 +243,19 @@ for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOn
             bestC = min(
                 bestC,
                 try runCTools(
-                    port: port, topic: topic + "/c", qos: qosNumber, count: count, inputFile: inputFile, pub: pubPath,
-                    sub: subPath))
+                    port: port,
+                    topic: topic + "/c",
+                    qos: qosNumber,
+                    count: count,
+                    inputFile: inputFile,
+                    pub: pubPath,
+                    sub: subPath
+                )
+            )
             bestOurs = min(
-                bestOurs, try await runOurs(url: url, topic: topic + "/ours", qos: qos, count: count, size: size, run: run))
+                bestOurs,
+                try await runOurs(url: url, topic: topic + "/ours", qos: qos, count: count, size: size, run: run)
+            )
         }
         let cRate = Double(count) / bestC
         let ourRate = Double(count) / bestOurs
@@ -246,6 +263,7 @@ for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOn
         print(
             "\(label)    \(String(count).padding(toLength: 8, withPad: " ", startingAt: 0))   "
                 + "\(String(Int(cRate)).padding(toLength: 13, withPad: " ", startingAt: 0))   "
-                + "\(String(Int(ourRate)).padding(toLength: 10, withPad: " ", startingAt: 0))   \(format(ourRate / cRate))×")
+                + "\(String(Int(ourRate)).padding(toLength: 10, withPad: " ", startingAt: 0))   \(format(ourRate / cRate))×"
+        )
     }
 }

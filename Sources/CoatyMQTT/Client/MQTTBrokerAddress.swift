@@ -35,7 +35,9 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
         let host: Substring
         var portText: Substring?
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw ParseError(url: url, reason: "unterminated IPv6 literal") }
+            guard let close = rest.firstIndex(of: "]") else {
+                throw ParseError(url: url, reason: "unterminated IPv6 literal")
+            }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
             if !after.isEmpty {

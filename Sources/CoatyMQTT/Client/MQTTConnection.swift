@@ -71,7 +71,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
             do {
                 packet = try decoder.next()
             } catch {
-                throw TransportError(.protocolViolation, "malformed packet instead of CONNACK: \(error)", underlying: error)
+                throw TransportError(
+                    .protocolViolation,
+                    "malformed packet instead of CONNACK: \(error)",
+                    underlying: error
+                )
             }
             if let packet {
                 guard case .connack(let connack) = packet else {
@@ -79,7 +83,9 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 }
                 guard connack.returnCode == .accepted else {
                     throw TransportError(
-                        .connectionRefused, "the broker refused the connection: \(connack.returnCode)")
+                        .connectionRefused,
+                        "the broker refused the connection: \(connack.returnCode)"
+                    )
                 }
                 self.state.withLock { $0.lastReceived = .now }
                 return decoder
@@ -106,7 +112,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
             throw TransportError(.invalidArgument, "\(error)", underlying: error)
         }
         let packet = MQTTPublishPacket(
-            topic: message.topic, payload: message.payload, qos: MQTTQoS(message.qos), retain: message.retain)
+            topic: message.topic,
+            payload: message.payload,
+            qos: MQTTQoS(message.qos),
+            retain: message.retain
+        )
         if packet.qos == .atMostOnce {
             try await self.publishAtMostOnce(packet)
         } else {
@@ -180,8 +190,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     do {
                         if state.windowQueue.isEmpty,
                             try state.startPublish(
-                                packet, token: token, continuation: continuation,
-                                maximumInFlight: self.maximumInFlight)
+                                packet,
+                                token: token,
+                                continuation: continuation,
+                                maximumInFlight: self.maximumInFlight
+                            )
                         {
                             return .started(state.takeWriterWaiter())
                         }
@@ -213,7 +226,9 @@ package final class MQTTConnection: TransportConnection, Sendable {
     package func subscribe(to filters: [TopicFilter], qos: QualityOfService) async throws {
         guard !filters.isEmpty else { return }
         let packetFor: (UInt16) -> MQTTPacket = { id in
-            .subscribe(.init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: MQTTQoS(qos)) }))
+            .subscribe(
+                .init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: MQTTQoS(qos)) })
+            )
         }
         try await self.request(packetFor) { token, continuation in
             .subscribe(count: filters.count, token: token, continuation: continuation)
@@ -223,7 +238,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
     package func unsubscribe(from filters: [TopicFilter]) async throws {
         guard !filters.isEmpty else { return }
         try await self.request({ id in .unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))) }) {
-            token, continuation in .unsubscribe(token: token, continuation: continuation)
+            token,
+            continuation in .unsubscribe(token: token, continuation: continuation)
         }
     }
 
@@ -272,30 +288,24 @@ package final class MQTTConnection: TransportConnection, Sendable {
         continuation?.resume(throwing: CancellationError())
     }
 
-    /// Suspends until the connection is closed or lost.
+    /// Suspends until the connection is closed or lost, or the calling task is cancelled.
     package func waitUntilClosed() async {
-        let id = self.state.withLock { state in
-            state.nextClosedWaiterID += 1
-            return state.nextClosedWaiterID
-        }
-        // Returns when the connection closes or when the waiting task is cancelled (the manager
-        // cancels this wait when it stops; ignoring that would keep its task group waiting forever).
+        let token = self.state.withLock { $0.makeToken() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = self.state.withLock { state in
-                    if state.failure != nil || state.cancelledClosedWaiters.remove(id) != nil { return true }
-                    state.closedWaiters[id] = continuation
+                let isDone = self.state.withLock { state in
+                    if state.failure != nil || Task.isCancelled { return true }
+                    state.closedWaiters.append((token, continuation))
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                if isDone { continuation.resume() }
             }
         } onCancel: {
-            let continuation = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-                if let continuation = state.closedWaiters.removeValue(forKey: id) { return continuation }
-                state.cancelledClosedWaiters.insert(id)
-                return nil
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.closedWaiters.firstIndex(where: { $0.token == token }) else { return nil }
+                return state.closedWaiters.remove(at: index).continuation
             }
-            continuation?.resume()
+            waiter?.resume()
         }
     }
 
@@ -303,36 +313,35 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Records the first failure: closes the socket and fails everything pending.
     func fail(_ error: TransportError) {
-        let (waiters, writer, drains, flushes, closed): (
-            [CheckedContinuation<Void, any Error>], CheckedContinuation<Void, Never>?,
-            [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]
-        ) = self.state.withLock { state in
-            guard state.failure == nil else { return ([], nil, [], [], []) }
-            // After DISCONNECT the broker closes the socket: that is the expected end, not a loss.
-            state.failure =
-                state.isDisconnecting ? TransportError(.connectionClosed, "the connection was closed") : error
-            var waiters = state.pending.values.compactMap(\.continuation)
-            waiters += state.windowQueue.map(\.continuation)
-            state.pending = [:]
-            state.windowQueue = []
-            state.outbound = []
-            defer {
-                state.drainWaiters = []
-                state.flushWaiters = []
-                state.closedWaiters = [:]
+        let (waiters, writer, drains, flushes, closed):
+            (
+                [CheckedContinuation<Void, any Error>], CheckedContinuation<Void, Never>?,
+                [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>],
+                [(token: UInt64, continuation: CheckedContinuation<Void, Never>)]
+            ) = self.state.withLock { state in
+                guard state.failure == nil else { return ([], nil, [], [], []) }
+                // After DISCONNECT the broker closes the socket: that is the expected end, not a loss.
+                state.failure =
+                    state.isDisconnecting ? TransportError(.connectionClosed, "the connection was closed") : error
+                var waiters = state.pending.values.compactMap(\.continuation)
+                waiters += state.windowQueue.map(\.continuation)
+                state.pending = [:]
+                state.windowQueue = []
+                state.outbound = []
+                defer {
+                    state.drainWaiters = []
+                    state.flushWaiters = []
+                    state.closedWaiters = []
+                }
+                return (waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters, state.closedWaiters)
             }
-            return (
-                waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters,
-                Array(state.closedWaiters.values)
-            )
-        }
         self.socket.close()
         let error = self.failure ?? error
         for waiter in waiters { waiter.resume(throwing: error) }
         for drain in drains { drain.resume(throwing: error) }
         writer?.resume()
         for flush in flushes { flush.resume() }
-        for waiter in closed { waiter.resume() }
+        for waiter in closed { waiter.continuation.resume() }
     }
 
     /// Queues DISCONNECT, waits (bounded) until it is written, then closes.
@@ -457,7 +466,9 @@ package final class MQTTConnection: TransportConnection, Sendable {
             }
         } catch let error as MQTTDecodingError {
             self.configuration.logger.error("malformed packet from \(self.broker): \(error)")
-            self.fail(TransportError(.protocolViolation, "malformed packet from \(self.broker): \(error)", underlying: error))
+            self.fail(
+                TransportError(.protocolViolation, "malformed packet from \(self.broker): \(error)", underlying: error)
+            )
         } catch {
             self.fail(self.lost(error))
         }
@@ -484,7 +495,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
         case .pubrec(let id):
             let result: Result<CheckedContinuation<Void, Never>?, TransportError>? = self.state.withLock { state in
                 switch state.pending[id] {
-                case .publishAwaitingPubRec(let token, let continuation), .publishAwaitingPubComp(let token, let continuation):
+                case .publishAwaitingPubRec(let token, let continuation),
+                    .publishAwaitingPubComp(let token, let continuation):
                     // A duplicate PUBREC gets the PUBREL again.
                     state.pending[id] = .publishAwaitingPubComp(token: token, continuation: continuation)
                     state.enqueueControl(.pubrel(id))
@@ -522,7 +534,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     private func receive(_ publish: MQTTPublishPacket) throws(TransportError) {
         let message = TransportMessage(
-            topic: publish.topic, payload: publish.payload, qos: publish.qos.qualityOfService, retain: publish.retain)
+            topic: publish.topic,
+            payload: publish.payload,
+            qos: publish.qos.qualityOfService,
+            retain: publish.retain
+        )
         switch publish.qos {
         case .atMostOnce:
             self.onMessage(message)
@@ -575,7 +591,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
             }
             if case .subscribe(let count, _, _) = pending, count != returnCodes.count {
                 return .violation(
-                    self.violation("SUBACK with \(returnCodes.count) return codes for \(count) topic filters"))
+                    self.violation("SUBACK with \(returnCodes.count) return codes for \(count) topic filters")
+                )
             }
             state.pending[id] = nil
             if pending.isPublish {
@@ -585,7 +602,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
             if returnCodes.contains(.failure) {
                 return .refused(
                     pending.continuation,
-                    TransportError(.subscriptionRefused, "the broker refused a subscription (SUBACK 0x80)"))
+                    TransportError(.subscriptionRefused, "the broker refused a subscription (SUBACK 0x80)")
+                )
             }
             return .success(pending.continuation)
         }
@@ -603,47 +621,52 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Sends PINGREQ after half a keep-alive without traffic in either direction, and fails the
     /// connection when nothing at all has been received for a whole keep-alive while a PINGREQ is
-    /// outstanding. A dead link is therefore noticed at most 1¼ keep-alives after the last packet
-    /// received (checks run every quarter keep-alive), within the 1½ × keep-alive the standard gives
-    /// the broker.
+    /// outstanding. A dead link is therefore noticed one keep-alive after the last packet received,
+    /// within the 1½ × keep-alive the standard gives the broker [MQTT-3.1.2-24]. The loop sleeps until
+    /// the next instant at which it has something to do.
     func runKeepAlive() async {
         let seconds = self.configuration.keepAliveSeconds
         guard seconds > 0 else { return }
         let keepAlive = Duration.seconds(Int(seconds))
         while true {
-            do {
-                try await Task.sleep(for: keepAlive / 4)
-            } catch {
-                return
-            }
-            let now = ContinuousClock.now
             enum Step {
-                case none
+                case sleep(until: ContinuousClock.Instant)
                 case ping(CheckedContinuation<Void, Never>?)
                 case dead
                 case stop
             }
+            let now = ContinuousClock.now
             let step: Step = self.state.withLock { state in
                 if state.failure != nil { return .stop }
                 if state.isPingOutstanding {
-                    return now - state.lastReceived >= keepAlive ? .dead : .none
+                    let deadline = state.lastReceived + keepAlive
+                    return now >= deadline ? .dead : .sleep(until: deadline)
                 }
-                if now - state.lastReceived >= keepAlive / 2 || now - state.lastSent >= keepAlive / 2 {
-                    state.isPingOutstanding = true
-                    state.enqueueControl(.pingreq)
-                    return .ping(state.takeWriterWaiter())
-                }
-                return .none
+                let pingAt = min(state.lastReceived, state.lastSent) + keepAlive / 2
+                guard now >= pingAt else { return .sleep(until: pingAt) }
+                state.isPingOutstanding = true
+                state.enqueueControl(.pingreq)
+                return .ping(state.takeWriterWaiter())
             }
             switch step {
-            case .none: break
-            case .stop: return
-            case .ping(let writer): writer?.resume()
+            case .sleep(let deadline):
+                do {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                } catch {
+                    return
+                }
+            case .ping(let writer):
+                writer?.resume()
+            case .stop:
+                return
             case .dead:
                 self.configuration.logger.warning("no PINGRESP from \(self.broker) within the keep-alive")
                 self.fail(
                     TransportError(
-                        .connectionLost, "no PINGRESP from \(self.broker) within the keep-alive of \(seconds) s"))
+                        .connectionLost,
+                        "no PINGRESP from \(self.broker) within the keep-alive of \(seconds) s"
+                    )
+                )
                 return
             }
         }

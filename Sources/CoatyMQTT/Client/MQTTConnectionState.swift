@@ -69,11 +69,7 @@ struct MQTTConnectionState {
     var writerWaiter: CheckedContinuation<Void, Never>?
     var drainWaiters: [CheckedContinuation<Void, any Error>] = []
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Tasks waiting in `waitUntilClosed()`, by waiter id, so a cancelled waiter can be removed.
-    var closedWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    /// Waiter ids cancelled before their continuation was stored.
-    var cancelledClosedWaiters: Set<UInt64> = []
-    var nextClosedWaiterID: UInt64 = 0
+    var closedWaiters: [(token: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
     var pending: [UInt16: Pending] = [:]
     var publishesInFlight = 0
@@ -162,8 +158,11 @@ struct MQTTConnectionState {
             do {
                 guard
                     try self.startPublish(
-                        next.packet, token: next.token, continuation: next.continuation,
-                        maximumInFlight: maximumInFlight)
+                        next.packet,
+                        token: next.token,
+                        continuation: next.continuation,
+                        maximumInFlight: maximumInFlight
+                    )
                 else {
                     self.windowQueue.insert(next, at: 0)
                     break

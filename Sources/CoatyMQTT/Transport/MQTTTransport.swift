@@ -95,7 +95,11 @@ public struct MQTTTransport: Transport {
                 throw TransportError(.connectFailed, "cannot connect to \(broker): \(error)", underlying: error)
             }
             let connection = MQTTConnection(
-                socket: socket, broker: broker, configuration: configuration, onMessage: onMessage)
+                socket: socket,
+                broker: broker,
+                configuration: configuration,
+                onMessage: onMessage
+            )
             do {
                 return (connection, try await connection.handshake(connect))
             } catch {
@@ -137,7 +141,9 @@ public struct MQTTTransport: Transport {
         }
     }
 
-    private static func lostError(_ failure: TransportError, broker: MQTTBrokerAddress, logger: Logger) -> TransportError {
+    private static func lostError(_ failure: TransportError, broker: MQTTBrokerAddress, logger: Logger)
+        -> TransportError
+    {
         logger.warning("connection to \(broker) lost: \(failure.message)")
         return TransportError(.connectionLost, failure.message, underlying: failure)
     }
@@ -155,7 +161,11 @@ public struct MQTTTransport: Transport {
                 throw TransportError(.invalidArgument, "invalid last-will topic: \(error)", underlying: error)
             }
             will = MQTTWill(
-                topic: lastWill.topic, payload: lastWill.payload, qos: MQTTQoS(lastWill.qos), retain: lastWill.retain)
+                topic: lastWill.topic,
+                payload: lastWill.payload,
+                qos: MQTTQoS(lastWill.qos),
+                retain: lastWill.retain
+            )
         }
         if configuration.password != nil && configuration.username == nil {
             throw TransportError(.invalidArgument, "a password requires a user name")

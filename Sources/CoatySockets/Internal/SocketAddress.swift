@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A resolved socket address (IPv4 or IPv6), stored as raw `sockaddr_storage` bytes.
@@ -18,9 +18,9 @@ struct SocketAddress: Sendable {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -34,7 +34,8 @@ struct SocketAddress: Sendable {
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let info = cursor {
             if let address = info.pointee.ai_addr,
-               info.pointee.ai_family == AF_INET || info.pointee.ai_family == AF_INET6 {
+                info.pointee.ai_family == AF_INET || info.pointee.ai_family == AF_INET6
+            {
                 var storage = sockaddr_storage()
                 let length = info.pointee.ai_addrlen
                 withUnsafeMutableBytes(of: &storage) { target in
@@ -61,7 +62,12 @@ struct SocketAddress: Sendable {
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let rc = self.withSockAddr { address, length in
             getnameinfo(
-                address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
+                address,
+                length,
+                &host,
+                socklen_t(host.count),
+                &service,
+                socklen_t(service.count),
                 NI_NUMERICHOST | NI_NUMERICSERV
             )
         }

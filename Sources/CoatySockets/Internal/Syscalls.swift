@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Thin wrappers around the socket system calls: each retries `EINTR` and maps `EAGAIN` to
@@ -10,9 +10,9 @@ enum Syscalls {
     /// Creates a non-blocking, close-on-exec TCP socket.
     static func makeStreamSocket(family: Int32) throws(SocketError) -> Int32 {
         #if canImport(Glibc)
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         #else
-        let type = SOCK_STREAM
+            let type = SOCK_STREAM
         #endif
         let fd = socket(family, type, 0)
         guard fd >= 0 else { throw SocketError(errno: errno, call: "socket") }
@@ -30,9 +30,9 @@ enum Syscalls {
     /// Closes a descriptor that was never registered with the reactor.
     static func closeUnregistered(_ fd: Int32) {
         #if canImport(Glibc)
-        _ = Glibc.close(fd)
+            _ = Glibc.close(fd)
         #else
-        _ = Darwin.close(fd)
+            _ = Darwin.close(fd)
         #endif
     }
 
@@ -54,9 +54,9 @@ enum Syscalls {
     /// One `send` with `MSG_NOSIGNAL` (no SIGPIPE on a broken connection).
     static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> SocketHandle.CallResult<Int> {
         #if canImport(Glibc)
-        let flags = Int32(MSG_NOSIGNAL)
+            let flags = Int32(MSG_NOSIGNAL)
         #else
-        let flags: Int32 = 0
+            let flags: Int32 = 0
         #endif
         while true {
             let n = Glibc.send(fd, buffer.baseAddress, buffer.count, flags)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One registered non-blocking descriptor: its readiness counters, the tasks waiting on it, and the
 /// close protocol.
@@ -200,9 +201,9 @@ final class SocketHandle: Sendable {
     private func closeDescriptor() {
         self.reactor.deregister(self)
         #if canImport(Glibc)
-        _ = Glibc.close(self.fd)
+            _ = Glibc.close(self.fd)
         #else
-        _ = Darwin.close(self.fd)
+            _ = Darwin.close(self.fd)
         #endif
     }
 }

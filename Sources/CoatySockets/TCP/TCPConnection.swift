@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A connected TCP stream with asynchronous reads and writes.
@@ -27,7 +27,13 @@ package final class TCPConnection: Sendable {
 
     /// Wraps an accepted non-blocking descriptor.
     static func adopt(fd: Int32) throws(SocketError) -> TCPConnection {
-        try Syscalls.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
+        try Syscalls.setOption(
+            fd,
+            level: Int32(IPPROTO_TCP),
+            name: TCP_NODELAY,
+            value: 1,
+            call: "setsockopt(TCP_NODELAY)"
+        )
         let remote = SocketAddress.peer(of: fd)?.description ?? "?"
         let handle = try Reactor.shared.register(fd: fd)
         return TCPConnection(handle: handle, remoteDescription: remote)
@@ -50,7 +56,11 @@ package final class TCPConnection: Sendable {
             let handle: SocketHandle
             do {
                 try Syscalls.setOption(
-                    fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)"
+                    fd,
+                    level: Int32(IPPROTO_TCP),
+                    name: TCP_NODELAY,
+                    value: 1,
+                    call: "setsockopt(TCP_NODELAY)"
                 )
                 handle = try Reactor.shared.register(fd: fd)
             } catch {

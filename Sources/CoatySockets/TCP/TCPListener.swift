@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A listening TCP socket that accepts connections asynchronously.
@@ -37,7 +37,13 @@ package final class TCPListener: Sendable {
         for address in addresses {
             let fd = try Syscalls.makeStreamSocket(family: address.family)
             do {
-                try Syscalls.setOption(fd, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1, call: "setsockopt(SO_REUSEADDR)")
+                try Syscalls.setOption(
+                    fd,
+                    level: SOL_SOCKET,
+                    name: SO_REUSEADDR,
+                    value: 1,
+                    call: "setsockopt(SO_REUSEADDR)"
+                )
                 let bound = address.withSockAddr { Glibc.bind(fd, $0, $1) }
                 guard bound == 0 else { throw SocketError(errno: errno, call: "bind(\(address.description))") }
                 guard listen(fd, backlog) == 0 else { throw SocketError(errno: errno, call: "listen") }

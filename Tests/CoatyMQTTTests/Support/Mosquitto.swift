@@ -16,10 +16,17 @@ struct Mosquitto {
     /// Starts mosquitto (anonymous access, loopback only), waits until it accepts connections, runs
     /// `body`, and stops it — also when `body` throws.
     static func with<Result>(_ body: (Mosquitto) async throws -> Result) async throws -> Result {
-        let executable = try #require(Self.executablePath, "mosquitto is not installed")
         let probe = try TCPListener.bind(port: 0)
         let port = probe.port
         probe.close()
+        let process = try await Self.start(port: port)
+        defer { Self.kill(process) }
+        return try await body(Mosquitto(port: port))
+    }
+
+    /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
+    static func start(port: Int) async throws -> Process {
+        let executable = try #require(Self.executablePath, "mosquitto is not installed")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mosquitto-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -32,9 +39,13 @@ struct Mosquitto {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { Self.kill(process) }
-        try await Self.waitUntilListening(port: port, process: process)
-        return try await body(Mosquitto(port: port))
+        do {
+            try await Self.waitUntilListening(port: port, process: process)
+        } catch {
+            Self.kill(process)
+            throw error
+        }
+        return process
     }
 
     /// Stops a process with SIGKILL and reaps it. (SIGTERM is not used: a child spawned from a test
@@ -55,7 +66,9 @@ struct Mosquitto {
                 return
             }
             guard process.isRunning else { throw MosquittoError("mosquitto exited with \(process.terminationStatus)") }
-            guard ContinuousClock.now < deadline else { throw MosquittoError("mosquitto did not start listening on \(port)") }
+            guard ContinuousClock.now < deadline else {
+                throw MosquittoError("mosquitto did not start listening on \(port)")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -67,7 +80,8 @@ struct MosquittoError: Error, CustomStringConvertible {
 }
 
 /// Runs an external tool and returns its standard output.
-func runTool(_ path: String, _ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String) {
+func runTool(_ path: String, _ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String)
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

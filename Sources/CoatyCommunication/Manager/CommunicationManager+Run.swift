@@ -28,7 +28,7 @@ extension CommunicationManager {
         try self.state.withLock { state throws(CommunicationError) in
             guard !state.isRunning else { throw CommunicationError(.alreadyRunning, "run() is already running") }
             state.isRunning = true
-            state.isStopRequested = false
+            // A finish() that came before run() stands: run() then returns at once. endRun() clears it.
         }
         self.stopSignal.withLock { $0 = stop }
         defer { self.endRun() }

@@ -13,9 +13,12 @@ public protocol Transport: Sendable {
     ///   - options: The client identity and last will for this connection.
     ///   - onMessage: Called for every message received on an active subscription, in the order of
     ///     arrival, synchronously from the transport's receive path. It must not block.
-    ///   - body: Works with the open connection. When the connection is lost while `body` runs, the
-    ///     transport cancels `body` and `withConnection` throws a ``TransportError`` with code
-    ///     `.connectionLost`.
+    ///   - body: Works with the open connection. When the connection is lost while `body` runs, every
+    ///     pending and later operation on the connection throws, ``TransportConnection/waitUntilClosed()``
+    ///     returns, and once `body` has ended `withConnection` throws a ``TransportError`` with code
+    ///     `.connectionLost`. (A transport cannot cancel its caller's task from inside, and `body` is not
+    ///     `Sendable`, so it cannot run in a child task: `body` ends through those errors or by awaiting
+    ///     `waitUntilClosed()`.)
     /// - Returns: What `body` returns, after a graceful close (MQTT: DISCONNECT, so the broker discards
     ///   the last will).
     /// - Throws: ``TransportError`` when the connection cannot be opened or is lost; what `body` throws.
@@ -48,9 +51,9 @@ public protocol TransportConnection: Sendable {
 
     /// Suspends until this connection is closed or lost, or the calling task is cancelled.
     ///
-    /// The manager uses it to notice a lost connection while it has nothing to send. Transports that
-    /// cancel `body` when the connection is lost (as ``Transport/withConnection(_:onMessage:_:)``
-    /// requires) may rely on the default implementation, which suspends until the task is cancelled.
+    /// The manager uses it to notice a lost connection while it has nothing to send. It must return
+    /// promptly when the calling task is cancelled. The default implementation only returns on
+    /// cancellation; a transport whose connections can be lost must implement it.
     func waitUntilClosed() async
 }
 

@@ -1,0 +1,190 @@
+import CoatyCore
+public import CoatyModel
+import Synchronization
+
+/// An agent: a ``CommunicationManager`` and the ``Controller``s that use it, with an orderly lifecycle.
+///
+/// Build one from a ``Configuration`` (transport, identity, namespace, object family) and the
+/// controllers, then run it with ``run()`` until ``shutdown()`` or cancellation, or scoped with
+/// ``withRunning(configuration:controllers:_:)``:
+///
+/// ```swift
+/// let configuration = Container.Configuration(
+///     transport: MQTTTransport(brokerURL: "mqtt://127.0.0.1:1883"),
+///     communication: .init(identity: Identity(name: "Light agent"), objectFamily: [Light.self]))
+/// try await Container.withRunning(configuration: configuration, controllers: [LightController()]) { agent in
+///     // the agent is online and every controller's onCommunicationManagerStarting() has run
+/// }
+/// ```
+///
+/// Lifecycle: `onInit` of every controller (in order) → connect and join → once online,
+/// `onCommunicationManagerStarting` of every controller (in order) → spawned work runs → on shutdown,
+/// spawned work is cancelled, `onCommunicationManagerStopping` runs in reverse order while still
+/// online, the manager deadvertises the identity and disconnects gracefully, and `onDispose` runs in
+/// reverse order. A container runs once.
+public final class Container: Sendable {
+    /// Settings of a ``Container``.
+    public struct Configuration: Sendable {
+        /// How the agent reaches the others.
+        public var transport: any Transport
+        /// The communication settings: identity, namespace, object family, buffers, reconnect delays.
+        public var communication: CommunicationManager.Configuration
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - transport: The transport, for example an `MQTTTransport` or an ``InProcessTransport``.
+        ///   - communication: The manager's settings. Defaults to an identity named "Coaty Agent" in the
+        ///     default namespace with the core object family.
+        public init(transport: any Transport, communication: CommunicationManager.Configuration = .init()) {
+            self.transport = transport
+            self.communication = communication
+        }
+    }
+
+    /// The agent's communication manager.
+    public let communication: CommunicationManager
+    /// The controllers, in the order given.
+    public let controllers: [any Controller]
+
+    private let items: AsyncStream<WorkSpawner.Item>
+    private let spawner: WorkSpawner
+    private let stopSignal = StopSignal()
+    private let startedSignal = StopSignal()
+    private let hasRun = Atomic<Bool>(false)
+
+    /// The agent's identity.
+    public var identity: Identity { self.communication.identity }
+
+    /// Creates a container; nothing connects before ``run()``.
+    public init(configuration: Configuration, controllers: [any Controller]) {
+        self.communication = CommunicationManager(
+            transport: configuration.transport, configuration: configuration.communication)
+        self.controllers = controllers
+        let (items, continuation) = AsyncStream.makeStream(of: WorkSpawner.Item.self)
+        self.items = items
+        self.spawner = WorkSpawner(continuation: continuation)
+    }
+
+    /// The first controller of type `type`, if any.
+    public func controller<C: Controller>(ofType type: C.Type) -> C? {
+        self.controllers.lazy.compactMap { $0 as? C }.first
+    }
+
+    /// Runs the agent until ``shutdown()`` is called or the task is cancelled, then shuts down in order.
+    ///
+    /// Suspends for the agent's whole life. Returns after the last `onDispose` hook.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
+    ///   call; what an `onInit` or `onCommunicationManagerStarting` hook throws (the agent then shuts
+    ///   down before rethrowing); what the manager's `run()` throws.
+    public func run() async throws {
+        guard !self.hasRun.exchange(true, ordering: .relaxed) else {
+            throw CommunicationError(.alreadyRunning, "a container runs once")
+        }
+        defer { self.startedSignal.fire() }
+        let logger = self.communication.configuration.logger
+        for controller in self.controllers {
+            try await controller.onInit(context: self.context(for: controller))
+        }
+        var hookError: (any Error)?
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let states = self.communication.observeCommunicationState()
+            group.addTask { try await self.communication.run() }
+            if await self.waitUntilOnlineOrStopped(states) {
+                do {
+                    for controller in self.controllers { try await controller.onCommunicationManagerStarting() }
+                } catch {
+                    hookError = error
+                    self.shutdown()
+                }
+            }
+            self.startedSignal.fire()
+            await withDiscardingTaskGroup { work in
+                for await item in self.items {
+                    work.addTask { await Self.perform(item, logger: logger) }
+                }
+                work.cancelAll()
+            }
+            for controller in self.controllers.reversed() { await controller.onCommunicationManagerStopping() }
+            self.communication.finish()
+            try await group.waitForAll()
+        }
+        for controller in self.controllers.reversed() { await controller.onDispose() }
+        if let hookError { throw hookError }
+    }
+
+    /// Requests an orderly shutdown of ``run()``. Returns without suspending.
+    public func shutdown() {
+        self.stopSignal.fire()
+        self.spawner.continuation.finish()
+    }
+
+    /// Runs a container while `body` runs: `body` starts once the agent is online and every
+    /// `onCommunicationManagerStarting` hook has run; when it returns or throws, the container shuts
+    /// down in order and this method returns after the last `onDispose` hook.
+    ///
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` or ``run()`` throws.
+    public static func withRunning<Result: Sendable>(
+        configuration: Configuration,
+        controllers: [any Controller],
+        _ body: (Container) async throws -> Result
+    ) async throws -> Result {
+        let container = Container(configuration: configuration, controllers: controllers)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await container.run() }
+            await container.startedSignal.wait()
+            let result: Result
+            do {
+                result = try await body(container)
+            } catch {
+                container.shutdown()
+                try? await group.waitForAll()
+                throw error
+            }
+            container.shutdown()
+            try await group.waitForAll()
+            return result
+        }
+    }
+
+    private func context(for controller: any Controller) -> ControllerContext {
+        ControllerContext(
+            communication: self.communication,
+            controllerName: controller.name,
+            logger: self.communication.configuration.logger,
+            spawner: self.spawner
+        )
+    }
+
+    /// Whether the agent came online before a stop was requested.
+    private func waitUntilOnlineOrStopped(_ states: EventStream<CommunicationState>) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await states.first { $0 == .online } != nil }
+            group.addTask {
+                await self.stopSignal.wait()
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+    }
+
+    /// Runs one spawned piece of work until it ends, its handle is cancelled, or the task is cancelled.
+    private static func perform(_ item: WorkSpawner.Item, logger: Logger) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await item.work()
+                } catch is CancellationError {
+                } catch {
+                    logger.error("spawned work failed: \(error)", metadata: ["controller": item.name])
+                }
+            }
+            group.addTask { await item.signal.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// A unit of application logic that a ``Container`` runs: it publishes and observes through the
+/// container's ``CommunicationManager``.
+///
+/// The container calls the hooks in this order: ``onInit(context:)`` for every controller in the
+/// order given, ``onCommunicationManagerStarting()`` for every controller once the agent is online
+/// for the first time, then on shutdown ``onCommunicationManagerStopping()`` and finally
+/// ``onDispose()``, both in reverse order. Every hook has a default that does nothing.
+///
+/// Controllers are application-level components whose operations are async, so an `actor` or a
+/// `final class` with its state behind a `Mutex` fits. Long-lived observation loops belong in
+/// ``ControllerContext/spawn(_:)``, which runs them as child tasks of ``Container/run()``.
+public protocol Controller: Sendable {
+    /// The controller's name: the `name` of the `Log` objects it advertises. Defaults to the type name.
+    var name: String { get }
+
+    /// Called once, before the agent connects. Keep the context to publish and observe later.
+    func onInit(context: ControllerContext) async throws
+
+    /// Called once the agent is online for the first time: set up observations here.
+    func onCommunicationManagerStarting() async throws
+
+    /// Called on shutdown while the agent is still online, before it deadvertises its identity.
+    func onCommunicationManagerStopping() async
+
+    /// Called last, after the agent has left.
+    func onDispose() async
+}
+
+extension Controller {
+    public var name: String { String(describing: Self.self) }
+
+    public func onInit(context: ControllerContext) async throws {}
+
+    public func onCommunicationManagerStarting() async throws {}
+
+    public func onCommunicationManagerStopping() async {}
+
+    public func onDispose() async {}
+}

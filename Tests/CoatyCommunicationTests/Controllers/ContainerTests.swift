@@ -1,0 +1,94 @@
+import CoatyCommunication
+import CoatyCore
+import CoatyModel
+import CoatyTesting
+import Synchronization
+import Testing
+
+/// Records the hooks it sees, in order, into a shared journal.
+final class RecordingController: Controller {
+    let name: String
+    let journal: Journal
+
+    init(name: String, journal: Journal) {
+        self.name = name
+        self.journal = journal
+    }
+
+    func onInit(context: ControllerContext) async throws { self.journal.add("init \(self.name)") }
+    func onCommunicationManagerStarting() async throws { self.journal.add("starting \(self.name)") }
+    func onCommunicationManagerStopping() async { self.journal.add("stopping \(self.name)") }
+    func onDispose() async { self.journal.add("dispose \(self.name)") }
+}
+
+final class Journal: Sendable {
+    private let entries = Mutex<[String]>([])
+    func add(_ entry: String) { self.entries.withLock { $0.append(entry) } }
+    var all: [String] { self.entries.withLock { $0 } }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ContainerTests {
+    @Test func hooksRunInOrderAndShutdownDeadvertisesTheIdentity() async throws {
+        let bus = InProcessBus()
+        let wire = bus.messages()
+        let journal = Journal()
+        let configuration = Container.Configuration(
+            transport: InProcessTransport(bus: bus), communication: .init(identity: Identity(name: "Agent")))
+        let identity = try await Container.withRunning(
+            configuration: configuration,
+            controllers: [RecordingController(name: "A", journal: journal), RecordingController(name: "B", journal: journal)]
+        ) { container in
+            #expect(container.communication.communicationState == .online)
+            #expect(journal.all == ["init A", "init B", "starting A", "starting B"])
+            #expect(container.controller(ofType: RecordingController.self)?.name == "A")
+            return container.identity
+        }
+        #expect(journal.all == [
+            "init A", "init B", "starting A", "starting B", "stopping B", "stopping A", "dispose B", "dispose A",
+        ])
+        var topics: [String] = []
+        for await message in wire {
+            topics.append(message.topic)
+            if message.topic.contains("/DAD/") { break }
+        }
+        #expect(topics.first == "coaty/3/-/ADV:Identity/\(identity.objectID)")
+        #expect(topics.last == "coaty/3/-/DAD/\(identity.objectID)")
+    }
+
+    @Test func spawnedWorkRunsUntilShutdownAndCanBeCancelled() async throws {
+        let journal = Journal()
+        final class Spawner: Controller {
+            let journal: Journal
+            let context = Mutex<ControllerContext?>(nil)
+            init(journal: Journal) { self.journal = journal }
+            func onInit(context: ControllerContext) async throws { self.context.withLock { $0 = context } }
+            func onCommunicationManagerStarting() async throws {
+                guard let context = self.context.withLock({ $0 }) else { return }
+                let journal = self.journal
+                context.spawn {
+                    do { try await Task.sleep(for: .seconds(3600)) } catch { journal.add("long work cancelled") }
+                }
+                let handle = context.spawn {
+                    do { try await Task.sleep(for: .seconds(3600)) } catch { journal.add("handle cancelled") }
+                }
+                handle.cancel()
+            }
+        }
+        try await Container.withRunning(
+            configuration: .init(transport: InProcessTransport(bus: InProcessBus())),
+            controllers: [Spawner(journal: journal)]
+        ) { _ in
+            // Wait (without sleeping) until the cancelled handle's work has ended.
+            while !journal.all.contains("handle cancelled") { await Task.yield() }
+        }
+        #expect(Set(journal.all) == ["handle cancelled", "long work cancelled"])
+    }
+
+    @Test func aContainerRunsOnce() async throws {
+        let container = Container(configuration: .init(transport: InProcessTransport(bus: InProcessBus())), controllers: [])
+        container.shutdown()
+        try await container.run()
+        await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .alreadyRunning }
+    }
+}

@@ -1,1 +1,0 @@
-@main struct HelloWorld { static func main() {} }

@@ -1,0 +1,53 @@
+import CoatyCommunication
+import CoatyModel
+import CoatyMQTT
+
+/// One agent of the scene in its own process, against any broker: `hello-world service|client|monitor`.
+///
+/// The service waits for a client, offers `--tasks` tasks one after another and leaves when all are
+/// done; clients and the monitor leave when they see the service go.
+enum SingleAgent {
+    static func run(_ options: Options) async throws {
+        let narrator = Narrator()
+        let lifecycle = ObjectLifecycleController()
+        let name = options.role == "client" ? options.name : options.role
+        let configuration = Container.Configuration(
+            transport: MQTTTransport(brokerURL: options.broker),
+            communication: .init(identity: Identity(name: name), namespace: options.namespace, objectFamily: HelloWorld.family))
+        switch options.role {
+        case "service":
+            let service = ServiceController(narrator: narrator, lifecycle: lifecycle)
+            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, service]) { _ in
+                narrator.say("service: waiting for a client on \(options.broker)")
+                let agents = try await lifecycle.observeObjectLifecycleInfo(coreType: .identity) { $0.name != "monitor" && $0.name != "service" }
+                _ = await agents.first { !$0.added.isEmpty }
+                for number in 1...options.tasks {
+                    try service.offer(number)
+                    let done = await narrator.wait(for: .seconds(60)) { milestone in
+                        if case .taskDone(number, _) = milestone { return true }
+                        return false
+                    }
+                    guard done else { throw SceneError(description: "task #\(number) was not done within 60 s") }
+                }
+                narrator.say("service: all \(options.tasks) tasks done; leaving")
+            }
+        case "client", "monitor":
+            let agent: any Controller =
+                options.role == "client"
+                ? ClientController(name: options.name, narrator: narrator)
+                : MonitorController(narrator: narrator, lifecycle: lifecycle)
+            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, agent]) { _ in
+                narrator.say("\(name): joined \(options.broker); leaving when the service leaves")
+                let service = try await lifecycle.observeObjectLifecycleInfo(objectType: HelloWorld.serviceType)
+                var seen = false
+                for await change in service {
+                    if !change.added.isEmpty { seen = true }
+                    if seen, !change.removed.isEmpty { break }
+                }
+                narrator.say("\(name): the service left; leaving")
+            }
+        default:
+            throw SceneError(description: "unknown role \(options.role)")
+        }
+    }
+}

@@ -199,8 +199,13 @@ public struct ReturnEvent: Sendable {
                 throw DecodingError.dataCorrupted(
                     .init(codingPath: [], debugDescription: "a Return needs exactly one of result and error"))
             }
-            self.executionInfo = container.contains(.executionInfo)
-                ? try container.decode(AnyCodable.self, forKey: .executionInfo) : nil
+            // Not a ternary: in `contains ? decode(AnyCodable) : nil` the `nil` literal becomes
+            // `AnyCodable.null` (AnyCodable is nil-literal expressible), so an absent field would be sent as `null`.
+            if container.contains(.executionInfo) {
+                self.executionInfo = try container.decode(AnyCodable.self, forKey: .executionInfo)
+            } else {
+                self.executionInfo = nil
+            }
         }
 
         func encode(to encoder: any Encoder) throws {

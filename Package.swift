@@ -54,7 +54,7 @@ let package = Package(
         ),
         .target(
             name: "CoatyTesting",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication"],
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatySockets"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting"],
+            dependencies: ["HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting", "CoatyCore"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -24,10 +24,22 @@ final class ClientController: Controller {
         let me = context.identity.objectID
         let tasks = try await communication.observeAdvertise(objectType: HelloTask.objectType)
 
-        let service = try await communication.discover(try DiscoverEvent.byObjectTypes([HelloWorld.serviceType]))
-            .first(timeout: .seconds(20))
-        self.narrator.event(self.name, "Discover→Resolve", "found \"\(service.object?.name ?? "?")\"")
-        self.narrator.reach(.serviceFound(client: self.name))
+        // Find the service: it answers the Discover if it is already there, or advertises its
+        // descriptor when it starts later. Whichever comes first.
+        // Subscribe to the Advertise first, so a service starting in between is not missed.
+        let advertised = try await communication.observeAdvertise(objectType: HelloWorld.serviceType)
+        let resolves = try await communication.discover(try DiscoverEvent.byObjectTypes([HelloWorld.serviceType]))
+        context.spawn { [self] in
+            let service = await withTaskGroup(of: CoatyObject?.self) { group in
+                group.addTask { await resolves.first { _ in true }?.object }
+                group.addTask { await advertised.first { _ in true }?.object }
+                defer { group.cancelAll() }
+                return await group.next() ?? nil
+            }
+            guard let service else { return }
+            self.narrator.event(self.name, "Discover→Resolve", "found \"\(service.name)\"")
+            self.narrator.reach(.serviceFound(client: self.name))
+        }
 
         context.spawn { [self] in
             for await advertise in tasks {

@@ -14,7 +14,7 @@ import Darwin
 enum HelloWorldMain {
     static let usage = """
         USAGE: hello-world [scene] [--tasks <n>]
-               hello-world service|client|monitor [--broker <url>] [--namespace <ns>] [--name <name>] [--tasks <n>]
+               hello-world service|client|monitor [--broker <url>] [--namespace <ns>] [--name <name>] [--tasks <n>] [--agents <n>]
 
           scene (default)  Start the embedded broker and run all agents in this process.
           service          The service agent: offers tasks, assigns them, greets, answers queries.
@@ -26,6 +26,7 @@ enum HelloWorldMain {
           --namespace <ns>   The Coaty namespace. (default: -)
           --tasks <n>        How many tasks the service offers. (default: 3)
           --name <name>      The client's name. (default: client)
+          --agents <n>       The service waits for this many other agents before offering tasks. (default: 1)
           -h, --help         Show this help.
         """
 
@@ -75,6 +76,7 @@ struct Options: Equatable {
     var namespace = "-"
     var name = "client"
     var tasks = 3
+    var agents = 1
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -98,6 +100,12 @@ struct Options: Equatable {
                 guard self.broker.hasPrefix("mqtt://") else { throw UsageError(description: "'--broker' takes mqtt://host:port") }
             case "--namespace": self.namespace = try value(argument)
             case "--name": self.name = try value(argument)
+            case "--agents":
+                let text = try value(argument)
+                guard let agents = Int(text), (1...100).contains(agents) else {
+                    throw UsageError(description: "'--agents' must be a number from 1 to 100, not '\(text)'")
+                }
+                self.agents = agents
             case "--tasks":
                 let text = try value(argument)
                 guard let tasks = Int(text), (1...100).contains(tasks) else {

@@ -91,6 +91,9 @@ final class ServiceController: Controller {
         self.narrator.event("service", "Advertise", "\(HelloWorld.serviceType) \"Hello service\" (discoverable)")
     }
 
+    /// The service agent's identity id, once initialised.
+    var identityID: ObjectID? { self.state.withLock { $0.context?.identity.objectID } }
+
     /// Offers task number `number`.
     func offer(_ number: Int) throws {
         guard let context = self.state.withLock({ $0.context }) else { return }

@@ -18,9 +18,14 @@ enum SingleAgent {
         case "service":
             let service = ServiceController(narrator: narrator, lifecycle: lifecycle)
             try await Container.withRunning(configuration: configuration, controllers: [lifecycle, service]) { _ in
-                narrator.say("service: waiting for a client on \(options.broker)")
-                let agents = try await lifecycle.observeObjectLifecycleInfo(coreType: .identity) { $0.name != "monitor" && $0.name != "service" }
-                _ = await agents.first { !$0.added.isEmpty }
+                narrator.say("service: waiting for \(options.agents) other agent(s) on \(options.broker)")
+                let me = service.identityID
+                var present = Set<ObjectID>()
+                for await change in try await lifecycle.observeObjectLifecycleInfo(coreType: .identity, where: { $0.objectID != me }) {
+                    present.formUnion(change.added.map(\.objectID))
+                    present.subtract(change.removed.map(\.objectID))
+                    if present.count >= options.agents { break }
+                }
                 for number in 1...options.tasks {
                     try service.offer(number)
                     let done = await narrator.wait(for: .seconds(60)) { milestone in
@@ -38,7 +43,9 @@ enum SingleAgent {
                 : MonitorController(narrator: narrator, lifecycle: lifecycle)
             try await Container.withRunning(configuration: configuration, controllers: [lifecycle, agent]) { _ in
                 narrator.say("\(name): joined \(options.broker); leaving when the service leaves")
-                let service = try await lifecycle.observeObjectLifecycleInfo(objectType: HelloWorld.serviceType)
+                // Follow the service's identity: every agent answers Discovers for its identity from the
+                // moment it joins, so this sees a service that started earlier or later.
+                let service = try await lifecycle.observeObjectLifecycleInfo(coreType: .identity) { $0.name == "service" }
                 var seen = false
                 for await change in service {
                     if !change.added.isEmpty { seen = true }

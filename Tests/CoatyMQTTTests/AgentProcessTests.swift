@@ -5,6 +5,7 @@ import CoatyModel
 import CoatySockets
 import Foundation
 import Glibc
+import CoatyTesting
 import Testing
 
 /// Coaty agents in separate processes talking through mosquitto: this test process runs one
@@ -37,7 +38,7 @@ struct AgentProcessTests {
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try launch(process)
             return AgentProcess(process: process, input: input, identityID: identityID)
         }
 
@@ -82,7 +83,7 @@ struct AgentProcessTests {
     }
 
     @Test func twoAgentProcessesExchangeEventsThroughMosquitto() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             try await self.withLocalAgent(brokerURL: broker.url) { manager in
                 let advertises = await manager.observeAdvertise(coreType: .identity)
                 let deadvertises = await manager.observeDeadvertise()
@@ -124,7 +125,7 @@ struct AgentProcessTests {
     }
 
     @Test func killedAgentProcessIsDeadvertisedByItsLastWill() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             try await self.withLocalAgent(brokerURL: broker.url) { manager in
                 let advertises = await manager.observeAdvertise(coreType: .identity)
                 let deadvertises = await manager.observeDeadvertise()

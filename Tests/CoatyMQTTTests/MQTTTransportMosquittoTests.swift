@@ -2,6 +2,7 @@ import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import Foundation
+import CoatyTesting
 import Testing
 
 @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(2)))
@@ -16,7 +17,7 @@ struct MQTTTransportMosquittoTests {
 
     @Test(arguments: [CoatyCore.QualityOfService.atMostOnce, .atLeastOnce, .exactlyOnce])
     func publishAndReceiveThroughMosquitto(qos: CoatyCore.QualityOfService) async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("qos\(qos.rawValue)")
             let inbox = Inbox()
@@ -45,7 +46,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func largePayloadRoundTrip() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("large")
             let payload = (0..<(3 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 / 7) }
@@ -61,7 +62,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func unsubscribeStopsDelivery() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("unsub")
             let inbox = Inbox()
@@ -78,7 +79,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func lastWillIsPublishedWhenTheConnectionIsDroppedAbruptly() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let willTopic = self.uniqueTopic("will")
             let will = TransportMessage(topic: willTopic, payload: Array(#"{"objectIds":["x"]}"#.utf8))
@@ -103,7 +104,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func gracefulCloseDiscardsTheLastWill() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let willTopic = self.uniqueTopic("will")
             let inbox = Inbox()
@@ -126,7 +127,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func clientIDCollisionLosesTheOlderConnection() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let error = await #expect(throws: TransportError.self) {
                 try await transport.withMQTTConnection(.init(clientID: "same"), onMessage: { _ in }) { first in
@@ -141,7 +142,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func refusedConnectionToClosedPort() async throws {
-        let port = try await Mosquitto.with { broker in broker.port }
+        let port = try await Mosquitto.withRunning { broker in broker.port }
         let transport = MQTTTransport(brokerURL: "mqtt://127.0.0.1:\(port)")
         let error = await #expect(throws: TransportError.self) {
             try await transport.withConnection(.init(clientID: "nobody"), onMessage: { _ in }) { _ in }
@@ -152,7 +153,7 @@ struct MQTTTransportMosquittoTests {
     // MARK: - Interoperability with mosquitto's C tools and paho-mqtt
 
     @Test func mosquittoSubReceivesOurPublication() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("to-c")
             // Retained, so mosquitto_sub gets it whenever it subscribes.
@@ -176,7 +177,7 @@ struct MQTTTransportMosquittoTests {
     }
 
     @Test func weReceiveFromMosquittoPub() async throws {
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let topic = self.uniqueTopic("from-c")
             let inbox = Inbox()
@@ -202,7 +203,7 @@ struct MQTTTransportMosquittoTests {
     @Test func interoperatesWithPaho() async throws {
         let pahoAvailable = try await runTool("/usr/bin/env", ["python3", "-c", "import paho.mqtt.client"]).status == 0
         try #require(pahoAvailable, "paho-mqtt is not installed for python3")
-        try await Mosquitto.with { broker in
+        try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)
             let toPaho = self.uniqueTopic("to-paho")
             let fromPaho = self.uniqueTopic("from-paho")

@@ -1,4 +1,5 @@
 import CoatyBroker
+import CoatyTesting
 import Testing
 
 /// The embedded broker with real third-party clients: mosquitto_pub/mosquitto_sub and paho-mqtt.

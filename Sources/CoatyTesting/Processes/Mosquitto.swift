@@ -1,0 +1,119 @@
+import CoatySockets
+public import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A mosquitto broker process on a free loopback port, for tests that need a real third-party broker.
+///
+/// ```swift
+/// @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(1)))
+/// struct MyAgentTests {
+///     @Test func talksThroughMosquitto() async throws {
+///         try await Mosquitto.withRunning { mosquitto in
+///             let transport = MQTTTransport(brokerURL: mosquitto.url)
+///             // …
+///         }
+///     }
+/// }
+/// ```
+public struct Mosquitto: Sendable {
+    /// Where the mosquitto executable is, if installed (Debian installs it in /usr/sbin).
+    public static let executablePath: String? = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Whether mosquitto is installed.
+    public static var isAvailable: Bool { Self.executablePath != nil }
+
+    /// The port it listens on (loopback only).
+    public let port: Int
+
+    /// `mqtt://127.0.0.1:<port>`.
+    public var url: String { "mqtt://127.0.0.1:\(self.port)" }
+
+    /// Starts mosquitto (anonymous access, loopback only, no persistence), waits until it accepts
+    /// connections, runs `body`, and stops it — also when `body` throws.
+    ///
+    /// - Throws: ``MosquittoError`` if mosquitto is missing or does not start listening within 10 s;
+    ///   what `body` throws.
+    public static func withRunning<Result>(_ body: (Mosquitto) async throws -> Result) async throws -> Result {
+        let port = try Self.freePort()
+        let process = try await Self.start(port: port)
+        defer { Self.kill(process) }
+        return try await body(Mosquitto(port: port))
+    }
+
+    /// A port that was free a moment ago (bound to port 0, read back, released).
+    public static func freePort() throws -> Int {
+        let probe = try TCPListener.bind(port: 0)
+        defer { probe.close() }
+        return probe.port
+    }
+
+    /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
+    ///
+    /// - Throws: ``MosquittoError`` if mosquitto is missing, exits, or does not listen within 10 s.
+    public static func start(port: Int) async throws -> Process {
+        guard let executable = Self.executablePath else { throw MosquittoError("mosquitto is not installed") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mosquitto-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("mosquitto.conf")
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 0\n"
+            .write(to: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["-c", config.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try launch(process)
+        do {
+            try await Self.waitUntilListening(port: port, process: process)
+        } catch {
+            Self.kill(process)
+            throw error
+        }
+        return process
+    }
+
+    /// Stops a process with SIGKILL and reaps it. (SIGTERM is not used: a child spawned from a test
+    /// thread can inherit a signal mask that blocks it.)
+    public static func kill(_ process: Process) {
+        if process.isRunning {
+            #if canImport(Glibc)
+            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+            #else
+            _ = Darwin.kill(process.processIdentifier, SIGKILL)
+            #endif
+        }
+        process.waitUntilExit()
+    }
+
+    /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation).
+    static func waitUntilListening(port: Int, process: Process) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            if let connection = try? await TCPConnection.connect(host: "127.0.0.1", port: port) {
+                connection.close()
+                return
+            }
+            guard process.isRunning else { throw MosquittoError("mosquitto exited with \(process.terminationStatus)") }
+            guard ContinuousClock.now < deadline else {
+                throw MosquittoError("mosquitto did not start listening on \(port)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// Why a ``Mosquitto`` broker could not be started.
+public struct MosquittoError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}

@@ -50,7 +50,7 @@ extension MQTTBroker {
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
         ///   - credentials: Required credentials, or `nil` for anonymous access. Defaults to `nil`.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
-        ///   - logger: The logger. Defaults to ``CoatyCore/Logger/disabled``.
+        ///   - logger: The logger. Defaults to `Logger.disabled`.
         public init(
             maximumPacketSize: Int = 1 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,

@@ -1,6 +1,6 @@
 public import CoatyModel
 
-/// Query: asks agents for objects of some types that match an ``ObjectFilter``; answered by
+/// Query: asks agents for objects of some types that match an `ObjectFilter`; answered by
 /// ``RetrieveEvent``s.
 public struct QueryEvent: Sendable {
     /// The object types queried (exactly one of ``objectTypes`` and ``coreTypes`` is set).

@@ -23,7 +23,7 @@ extension MQTTTransport {
         /// How many QoS 1 and 2 publications may await acknowledgement at once; further publishers wait
         /// for a free slot, in order. Defaults to 64.
         public var maximumInFlight: Int
-        /// The maximum QoS requested for subscriptions made through ``TransportConnection``'s
+        /// The maximum QoS requested for subscriptions made through `TransportConnection`'s
         /// `subscribe(to:)`. Defaults to QoS 0, as coaty-js subscribes.
         public var subscriptionQoS: QualityOfService
         /// Where connection events are logged.

@@ -3,7 +3,7 @@ import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 
-/// A ``Transport`` that speaks MQTT 3.1.1 over TCP to a broker such as mosquitto.
+/// A `Transport` that speaks MQTT 3.1.1 over TCP to a broker such as mosquitto.
 ///
 /// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect and CONNECT/CONNACK
 /// within ``Configuration/connectTimeout``, then a reader, a writer and a keep-alive timer run as child
@@ -11,7 +11,7 @@ import CoatySockets
 /// `CommunicationManager`'s job, on top of this type.
 ///
 /// With the default configuration the CONNECT matches coaty-js: MQTT 3.1.1, clean session, keep-alive
-/// 60 s, the client identifier and last will from ``TransportConnectOptions``.
+/// 60 s, the client identifier and last will from `TransportConnectOptions`.
 ///
 /// ```swift
 /// let transport = MQTTTransport(configuration: .init(brokerURL: "mqtt://127.0.0.1:1883"))
@@ -42,7 +42,7 @@ public struct MQTTTransport: Transport {
     ///
     /// When the connection is lost while `body` runs (I/O error, broker closed it, malformed or oversized
     /// packet, protocol violation, no PINGRESP within the keep-alive), every pending and later operation
-    /// on the connection throws, ``TransportConnection/waitUntilClosed()`` returns, and this method
+    /// on the connection throws, `TransportConnection.waitUntilClosed()` returns, and this method
     /// throws `.connectionLost` once `body` has ended. Swift cannot cancel the calling task from inside,
     /// so `body` ends through those errors (or by awaiting `waitUntilClosed()`), not by cancellation.
     ///
@@ -52,7 +52,7 @@ public struct MQTTTransport: Transport {
     ///     A QoS 2 message is delivered once even if the broker resends it.
     ///   - body: Works with the connection.
     /// - Returns: What `body` returns.
-    /// - Throws: ``TransportError``: `.invalidArgument` (bad broker URL), `.connectFailed` (TCP or
+    /// - Throws: `TransportError`: `.invalidArgument` (bad broker URL), `.connectFailed` (TCP or
     ///   handshake I/O failed), `.timedOut` (no connection or CONNACK within the connect timeout),
     ///   `.connectionRefused` (CONNACK return code), `.protocolViolation` (bad handshake), or
     ///   `.connectionLost`; `CancellationError`; what `body` throws.

@@ -10,6 +10,8 @@ if [ -z "$docc_bin" ]; then
     swift_bin="$(readlink -f "$(command -v swift)")"
     docc_bin="$(dirname "$swift_bin")/docc"
 fi
+# The symbol graphs need the test targets built too, or dump-symbol-graph fails loading them.
+swift build --build-tests >/dev/null
 swift package dump-symbol-graph --minimum-access-level public >/dev/null
 graphs="$(swift build --show-bin-path)/symbolgraph"
 [ -d "$graphs" ] || graphs="$(swift build --show-bin-path)/../symbolgraph"

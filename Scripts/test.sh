@@ -21,5 +21,7 @@ fi
 
 echo "==> swift build"
 swift build --build-tests -Xswiftc -warnings-as-errors
+echo "==> docs (DocC catalogues, warnings as errors)"
+bash Scripts/docs.sh
 echo "==> swift test"
 swift test --skip-build "$@"

@@ -41,7 +41,7 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// requests where one answer is enough:
     ///
     /// ```swift
-    /// let resolve = try await manager.discover(DiscoverEvent(objectID: id)).first(timeout: .seconds(5))
+    /// let resolve = try await manager.discover(try DiscoverEvent.byObjectID(id)).first(timeout: .seconds(5))
     /// ```
     ///
     /// - Parameters:

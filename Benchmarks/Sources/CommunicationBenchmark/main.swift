@@ -1,2 +1,201 @@
-// Placeholder until the benchmark is written.
-print("CommunicationBenchmark: not written yet")
+// Advertise events per second published → observed over the in-process transport, and Call → Return
+// round-trip latency, each beside the pure encode + decode cost of the same events, measured in the
+// same run. Target: transport and routing add ≤ 25% over encode + decode.
+//
+//   swift run -c release --package-path Benchmarks CommunicationBenchmark
+import CoatyCommunication
+import CoatyModel
+import Foundation
+
+/// The wire payload of an Advertise or Update, `{"object": …}`, coded the way the manager codes it:
+/// JSONEncoder without slash escaping out, CoatyJSONDecoder through the family in.
+struct ObjectPayload: Codable {
+    let object: CoatyObject
+
+    init(object: CoatyObject) { self.object = object }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.object = try container.decodeObject(CoatyObject.self, forKey: .object)
+    }
+
+    enum CodingKeys: String, CodingKey { case object }
+}
+
+/// `{"parameters": …}` and `{"result": …}`.
+struct CallPayload: Codable { let parameters: AnyCodable }
+struct ReturnPayload: Codable { let result: AnyCodable }
+
+let family = ObjectFamily()
+let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    return encoder
+}()
+let decoder = CoatyJSONDecoder(family: family)
+
+/// A ~1 KB object: a canonical-type object (one Advertise message each) with a realistic property bag.
+func makeObject(_ index: Int) -> CoatyObject {
+    CoatyObject(
+        objectType: "coaty.CoatyObject", name: "Sensor \(index)", externalID: "ext-\(index)",
+        parentObjectID: "22222222-2222-4222-8222-222222222222",
+        customProperties: [
+            "floor": .int(index % 12), "unit": "Cel", "site": "lab", "value": .double(21.5 + Double(index % 7)),
+            "tags": ["temperature", "indoor", "calibrated", "golden"],
+            "history": .array((0..<24).map { .double(20 + Double($0) / 10) }),
+            "location": ["building": "B7", "room": "2.041", "position": ["x": 12.5, "y": 3.25, "z": 1.0]],
+            "description": .string(String(repeating: "A sensor for the hello-world benchmark. ", count: 5)),
+        ])
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func measure(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    return seconds(ContinuousClock.now - start)
+}
+
+// MARK: Advertise throughput
+
+let count = 20_000
+let objects = (0..<count).map(makeObject)
+let sampleBytes = try encoder.encode(ObjectPayload(object: objects[0])).count
+
+/// Pure cost: encode the payload, decode it through the family.
+func encodeDecodeAdvertises() throws -> Double {
+    try measure {
+        for object in objects {
+            let bytes = Array(try encoder.encode(ObjectPayload(object: object)))
+            _ = try decoder.decode(ObjectPayload.self, from: bytes)
+        }
+    }
+}
+
+/// Full path: publisher manager → in-process bus → observer manager, decoded, delivered to the stream.
+func publishObserveAdvertises() async throws -> Double {
+    let bus = InProcessBus()
+    func manager(_ name: String) -> CommunicationManager {
+        CommunicationManager(
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(
+                identity: Identity(name: name), objectFamily: family, observerBufferSize: count + 100,
+                outboxCapacity: count + 100))
+    }
+    let publisher = manager("publisher")
+    let observer = manager("observer")
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        for agent in [publisher, observer] {
+            let states = agent.observeCommunicationState()
+            group.addTask { try await agent.run() }
+            _ = await states.first { $0 == .online }
+        }
+        let advertises = await observer.observeAdvertise(coreType: .coatyObject)
+        let start = ContinuousClock.now
+        for object in objects { try publisher.publish(AdvertiseEvent(object)) }
+        var received = 0
+        for await _ in advertises {
+            received += 1
+            if received == count { break }
+        }
+        let elapsed = seconds(ContinuousClock.now - start)
+        publisher.finish()
+        observer.finish()
+        try await group.waitForAll()
+        return elapsed
+    }
+}
+
+// MARK: Call → Return latency
+
+let roundTrips = 3_000
+
+func encodeDecodeCallReturn() throws -> [Double] {
+    try (0..<roundTrips).map { index in
+        try measure {
+            let call = Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
+            let parameters = try decoder.decode(CallPayload.self, from: call).parameters
+            let result = Array(try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!"))))
+            _ = try decoder.decode(ReturnPayload.self, from: result)
+        }
+    }
+}
+
+func callReturnRoundTrips() async throws -> [Double] {
+    let bus = InProcessBus()
+    let caller = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "caller")))
+    let callee = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "callee")))
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        for agent in [caller, callee] {
+            let states = agent.observeCommunicationState()
+            group.addTask { try await agent.run() }
+            _ = await states.first { $0 == .online }
+        }
+        let calls = try await callee.observeCall("com.example.greet")
+        group.addTask {
+            for await call in calls {
+                try call.returnResult(.string("Hello, \(call.parameter(named: "name")?.stringValue ?? "")!"))
+            }
+        }
+        var latencies: [Double] = []
+        for index in 0..<roundTrips {
+            let start = ContinuousClock.now
+            let returns = try await caller.call(
+                CallEvent(operation: "com.example.greet", parameters: ["name": "Ada", "index": .int(index)]))
+            _ = try await returns.first(timeout: .seconds(5))
+            latencies.append(seconds(ContinuousClock.now - start))
+        }
+        caller.finish()
+        callee.finish()
+        group.cancelAll()
+        try? await group.waitForAll()
+        return latencies
+    }
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+}
+
+func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+
+// MARK: Run
+
+print("CommunicationBenchmark: \(count) Advertise events of \(sampleBytes) bytes; \(roundTrips) Call → Return round trips")
+// Warm up both paths, then interleave rounds and keep the best of each.
+_ = try encodeDecodeAdvertises()
+_ = try await publishObserveAdvertises()
+var bestCoding = Double.infinity
+var bestPipeline = Double.infinity
+for _ in 0..<5 {
+    bestCoding = min(bestCoding, try encodeDecodeAdvertises())
+    bestPipeline = min(bestPipeline, try await publishObserveAdvertises())
+}
+let codingRate = Double(count) / bestCoding
+let pipelineRate = Double(count) / bestPipeline
+print("")
+print("Advertise, published → observed over the in-process transport")
+print("  encode + decode only:           \(format(codingRate, 0)) events/s  (\(format(bestCoding / Double(count) * 1e6)) µs/event)")
+print("  publish → route → observe:      \(format(pipelineRate, 0)) events/s  (\(format(bestPipeline / Double(count) * 1e6)) µs/event)")
+print("  ratio (time per event, pipeline / coding): \(format(bestPipeline / bestCoding))×   target ≤ 1.25×")
+
+_ = try encodeDecodeCallReturn()
+_ = try await callReturnRoundTrips()
+var codingLatencies: [Double] = []
+var roundTripLatencies: [Double] = []
+for _ in 0..<3 {
+    codingLatencies += try encodeDecodeCallReturn()
+    roundTripLatencies += try await callReturnRoundTrips()
+}
+let codingMedian = percentile(codingLatencies, 0.5)
+let roundTripMedian = percentile(roundTripLatencies, 0.5)
+let codingP99 = percentile(codingLatencies, 0.99)
+let roundTripP99 = percentile(roundTripLatencies, 0.99)
+print("")
+print("Call → Return round trip over the in-process transport")
+print("  encode + decode of Call and Return: median \(format(codingMedian * 1e6)) µs, p99 \(format(codingP99 * 1e6)) µs")
+print("  round trip:                         median \(format(roundTripMedian * 1e6)) µs, p99 \(format(roundTripP99 * 1e6)) µs")
+print("  ratio: median \(format(roundTripMedian / codingMedian))×, p99 \(format(roundTripP99 / codingP99))×   target ≤ 1.25×")

@@ -23,8 +23,25 @@ final class RecordingController: Controller {
 
 final class Journal: Sendable {
     private let entries = Mutex<[String]>([])
-    func add(_ entry: String) { self.entries.withLock { $0.append(entry) } }
+    private let added: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+
+    init() {
+        (self.added, self.continuation) = AsyncStream.makeStream(of: String.self)
+    }
+
+    func add(_ entry: String) {
+        self.entries.withLock { $0.append(entry) }
+        self.continuation.yield(entry)
+    }
+
     var all: [String] { self.entries.withLock { $0 } }
+
+    /// Waits until `entry` has been added (now or earlier).
+    func wait(for entry: String) async {
+        if self.all.contains(entry) { return }
+        for await added in self.added where added == entry { return }
+    }
 }
 
 @Suite(.timeLimit(.minutes(1)))
@@ -79,8 +96,7 @@ struct ContainerTests {
             configuration: .init(transport: InProcessTransport(bus: InProcessBus())),
             controllers: [Spawner(journal: journal)]
         ) { _ in
-            // Wait (without sleeping) until the cancelled handle's work has ended.
-            while !journal.all.contains("handle cancelled") { await Task.yield() }
+            await journal.wait(for: "handle cancelled")
         }
         #expect(Set(journal.all) == ["handle cancelled", "long work cancelled"])
     }

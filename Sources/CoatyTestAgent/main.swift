@@ -4,7 +4,10 @@
 //
 // It joins (advertising its identity), answers the call `coaty.test.add` with the sum of its two
 // parameters, answers Raw events on `coaty-test/ping` with the same payload on `coaty-test/pong`,
-// advertises a `coaty.test.Echo` object for every Channel event it receives on `echo`, and leaves
+// advertises a `coaty.test.Echo` object for every Channel event it receives on `echo`, retrieves its
+// stored `coaty.test.Thing` for Queries of that type, completes Updates of it with the name suffixed
+// " (updated)", publishes the IO value {"value":42} on the route of every Associate it receives in the
+// IO context `TestContext` (acting as the IO source), and leaves
 // gracefully (Deadvertise, DISCONNECT) when its standard input reaches end of file.
 import CoatyCommunication
 import CoatyCore
@@ -33,6 +36,29 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     let calls = try await manager.observeCall("coaty.test.add")
     let pings = try await manager.observeRaw("coaty-test/ping")
     let channel = try await manager.observeChannel("echo")
+    let queries = await manager.observeQuery()
+    let updates = try await manager.observeUpdate(objectType: "coaty.test.Thing")
+    let associations = try await manager.observeAssociate(ioContextName: "TestContext")
+    let stored = CoatyObject(objectType: "coaty.test.Thing", name: "stored thing", parentObjectID: identity.objectID)
+    group.addTask {
+        for await query in queries where query.objectTypes == ["coaty.test.Thing"] {
+            try query.retrieve(RetrieveEvent(objects: query.objectFilter.apply(to: [stored])))
+        }
+    }
+    group.addTask {
+        for await update in updates {
+            let updated = CoatyObject(
+                objectType: update.object.objectType, objectID: update.object.objectID,
+                name: update.object.name + " (updated)")
+            try update.complete(CompleteEvent(updated))
+        }
+    }
+    group.addTask {
+        for await association in associations {
+            guard let route = association.associatingRoute else { continue }
+            manager.publish(try IOValueEvent(route: route, value: ["value": 42]))
+        }
+    }
     group.addTask {
         for await call in calls {
             let sum = (call.parameter(at: 0)?.intValue ?? 0) + (call.parameter(at: 1)?.intValue ?? 0)

@@ -82,7 +82,7 @@ struct AgentProcessTests {
         }
     }
 
-    @Test func twoAgentProcessesExchangeEventsThroughMosquitto() async throws {
+    @Test func twoAgentProcessesExchangeEveryEventPatternThroughMosquitto() async throws {
         try await Mosquitto.withRunning { broker in
             try await self.withLocalAgent(brokerURL: broker.url) { manager in
                 let advertises = await manager.observeAdvertise(coreType: .identity)
@@ -114,6 +114,29 @@ struct AgentProcessTests {
                     ChannelEvent(channelID: "echo", object: CoatyObject(objectType: "coaty.test.Thing", name: "thing"))
                 )
                 #expect(try await echoes.first(timeout: .seconds(5)).object.name == "echo of thing")
+
+                // Query → Retrieve with an object filter.
+                let retrieve = try await manager.query(
+                    try QueryEvent.byObjectTypes(
+                        ["coaty.test.Thing"], filter: ObjectFilter(conditions: .single(FilterCondition("name", .like("stored%"))))))
+                    .first(timeout: .seconds(5))
+                #expect(retrieve.objects.map(\.name) == ["stored thing"])
+
+                // Update → Complete (the remote agent observes by object type).
+                let thing = CoatyObject(objectType: "coaty.test.Thing", name: "renamed")
+                let complete = try await manager.update(try UpdateEvent(thing)).first(timeout: .seconds(5))
+                #expect(complete.object.objectID == thing.objectID)
+                #expect(complete.object.name == "renamed (updated)")
+
+                // Associate → IO value on the associated route (the remote agent is the IO source).
+                let ioSourceID = ObjectID.random()
+                let route = IOValueEvent.route(namespace: "-", ioSourceID: ioSourceID)
+                let values = try await manager.observeIOValue(route: route)
+                try manager.publish(
+                    AssociateEvent(
+                        ioContextName: "TestContext", ioSourceID: ioSourceID, ioActorID: .random(), associatingRoute: route))
+                let value = try await values.first(timeout: .seconds(5))
+                #expect(try AnyCodable(json: value.payload) == ["value": 42])
 
                 // Graceful leave: Deadvertise of the identity, published explicitly (not as will).
                 try agent.leave()

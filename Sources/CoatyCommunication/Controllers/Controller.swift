@@ -27,13 +27,18 @@ public protocol Controller: Sendable {
 }
 
 extension Controller {
+    /// The type name, for example `"LightController"`.
     public var name: String { String(describing: Self.self) }
 
+    /// Does nothing.
     public func onInit(context: ControllerContext) async throws {}
 
+    /// Does nothing.
     public func onCommunicationManagerStarting() async throws {}
 
+    /// Does nothing.
     public func onCommunicationManagerStopping() async {}
 
+    /// Does nothing.
     public func onDispose() async {}
 }

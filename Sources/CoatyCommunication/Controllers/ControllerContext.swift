@@ -59,4 +59,7 @@ public struct ControllerContext: Sendable {
 
     /// Advertises an error `Log` object. See ``log(_:_:tags:labels:)``.
     public func logError(_ message: String, tags: String...) throws { try self.log(.error, message, tags: tags) }
+
+    /// Advertises a fatal `Log` object. See ``log(_:_:tags:labels:)``.
+    public func logFatal(_ message: String, tags: String...) throws { try self.log(.fatal, message, tags: tags) }
 }

@@ -1,0 +1,146 @@
+@testable import CoatyCommunication
+import CoatyCore
+import CoatyModel
+import Testing
+
+struct RoutingTableTests {
+    typealias Table = RoutingTable<String>
+
+    @Test func lastObserverOfAFilterUnsubscribes() throws {
+        var table = Table()
+        let filter = try TopicFilter("coaty/3/-/ADV:Task/+")
+        _ = table.connected()
+        let first = table.makeID()
+        let second = table.makeID()
+        #expect(table.add(first, filter: filter, kind: .coaty, receiver: "a") == .subscribe(filter))
+        let result1 = table.claimSubscribe(filter)
+        #expect(result1)
+        #expect(table.add(second, filter: filter, kind: .coaty, receiver: "b") == .none)
+        #expect(table.remove(first) == .none)
+        #expect(table.remove(second) == .unsubscribe(filter))
+        let result2 = table.claimUnsubscribe(filter)
+        #expect(result2)
+        let result3 = table.claimUnsubscribe(filter)
+        #expect(!result3)
+    }
+
+    @Test func staleUnsubscribeIsSkippedWhenAnObserverCameBack() throws {
+        var table = Table()
+        let filter = try TopicFilter("coaty/3/-/DAD/+")
+        let first = table.makeID()
+        _ = table.add(first, filter: filter, kind: .coaty, receiver: "a")
+        _ = table.connected()
+        #expect(table.remove(first) == .unsubscribe(filter))
+        _ = table.add(table.makeID(), filter: filter, kind: .coaty, receiver: "b")
+        // The queued unsubscribe must not remove the subscription the new observer needs.
+        let result4 = table.claimUnsubscribe(filter)
+        #expect(!result4)
+    }
+
+    @Test func connectSubscribesEverythingNeededIncludingPermanentFilters() throws {
+        var table = Table()
+        let discover = try TopicFilter("coaty/3/-/DSC/+/+")
+        let channel = try TopicFilter("coaty/3/-/CHN:c/+")
+        table.addPermanent(discover)
+        _ = table.add(table.makeID(), filter: channel, kind: .coaty, receiver: "a")
+        _ = table.add(table.makeID(), filter: channel, kind: .coaty, receiver: "b")
+        let connected = table.connected()
+        #expect(connected == [channel, discover])
+        let result5 = table.markNeededSubscribed().isEmpty
+        #expect(result5)
+        table.disconnected()
+        let reconnected = table.connected()
+        #expect(reconnected == [channel, discover])
+    }
+
+    @Test func offlineAddDoesNotNeedAnImmediateSubscribeAfterDisconnect() throws {
+        var table = Table()
+        let filter = try TopicFilter("a/#")
+        _ = table.connected()
+        table.disconnected()
+        let id = table.makeID()
+        #expect(table.add(id, filter: filter, kind: .raw, receiver: "r") == .subscribe(filter))
+        #expect(table.markNeededSubscribed() == [filter])
+    }
+
+    @Test(arguments: [
+        (RouteKind.raw, "#", "golden/raw/1", true),
+        (RouteKind.raw, "#", "coaty/3/-/CHN:c/1111", false),
+        (RouteKind.raw, "#", "coaty/3/-/IOV/6666", true),
+        (RouteKind.ioValue, "coaty/3/-/IOV/6666", "coaty/3/-/IOV/6666", true),
+        (RouteKind.coaty, "coaty/3/+/ADV:Task/+", "coaty/3/ns/ADV:Task/1111", true),
+        (RouteKind.coaty, "coaty/3/-/DSC/+/+", "coaty/3/-/DSC/1111", false),
+    ])
+    func receiversFollowTheRouteKind(kind: RouteKind, filter: String, topic: String, delivered: Bool) throws {
+        var table = Table()
+        _ = table.add(table.makeID(), filter: try TopicFilter(filter), kind: kind, receiver: "x")
+        #expect(table.receivers(of: topic).isEmpty == !delivered)
+    }
+
+    @Test func receiversAreInRegistrationOrder() throws {
+        var table = Table()
+        let ids = (0..<3).map { _ in table.makeID() }
+        _ = table.add(ids[0], filter: try TopicFilter("a/+"), kind: .raw, receiver: "first")
+        _ = table.add(ids[1], filter: try TopicFilter("a/#"), kind: .raw, receiver: "second")
+        _ = table.add(ids[2], filter: try TopicFilter("a/b"), kind: .raw, receiver: "third")
+        #expect(table.receivers(of: "a/b").map(\.receiver) == ["first", "second", "third"])
+    }
+}
+
+struct CoatyTopicTests {
+    @Test(arguments: [
+        "coaty/3/golden/ADV:CoatyObject/11111111-1111-4111-8111-111111111111",
+        "coaty/3/golden/ADV::com.example.Thing/11111111-1111-4111-8111-111111111111",
+        "coaty/3/golden/DSC/11111111-1111-4111-8111-111111111111/2efa76dd-2ad9-4425-8034-ee54d08af3b4",
+        "coaty/3/golden/CLL:com.example.lights.switchLight/1111/c9",
+        "coaty/3/-/DAD/1111",
+        "coaty/3/golden/IOV/6666",
+    ])
+    func parseAndFormatRoundTrip(topic: String) throws {
+        let parsed = try #require(CoatyTopic(parsing: topic))
+        #expect(parsed.formatted == topic)
+    }
+
+    @Test func objectTypeFilterSplitsAtTheFirstColon() throws {
+        let topic = try #require(CoatyTopic(parsing: "coaty/3/golden/ADV::com.example.Thing/1111"))
+        #expect(topic.code == .advertise)
+        #expect(topic.filter == ":com.example.Thing")
+        #expect(topic.sourceID == "1111")
+        #expect(topic.correlationID == nil)
+    }
+
+    @Test func parsingIsLenientLikeCoatyJS() throws {
+        let extra = try #require(CoatyTopic(parsing: "coaty/2/ns/DAD/src/extra/levels"))
+        #expect(extra.version == 2)
+        #expect(extra.sourceID == "src")
+    }
+
+    @Test(arguments: [
+        "golden/raw/1", "coaty/3/ns/XYZ/src", "coaty/x/ns/ADV:Task/src", "coaty/3/ns/DSC/src", "coaty/3/ns/DSC/src/",
+        "coaty/3/ns/ADV:Task", "coaty/3/ns/ADV:Task/",
+    ])
+    func unparsableTopics(topic: String) {
+        #expect(CoatyTopic(parsing: topic) == nil)
+    }
+
+    @Test(arguments: [
+        (EventCode.advertise, "Task", "golden", nil, "coaty/3/golden/ADV:Task/+"),
+        (.advertise, ":com.example.Thing", "golden", nil, "coaty/3/golden/ADV::com.example.Thing/+"),
+        (.deadvertise, nil, "golden", nil, "coaty/3/golden/DAD/+"),
+        (.discover, nil, "golden", nil, "coaty/3/golden/DSC/+/+"),
+        (.update, ":com.example.Thing", "golden", nil, "coaty/3/golden/UPD::com.example.Thing/+/+"),
+        (.call, "com.example.add", "golden", nil, "coaty/3/golden/CLL:com.example.add/+/+"),
+        (.resolve, nil, "golden", "c1", "coaty/3/golden/RSV/+/c1"),
+        (.associate, "GoldenIoContext", nil, nil, "coaty/3/+/ASC:GoldenIoContext/+"),
+    ] as [(EventCode, String?, String?, ObjectID?, String)])
+    func subscriptionFilters(code: EventCode, filter: String?, namespace: String?, correlationID: ObjectID?, expected: String) {
+        #expect(
+            CoatyTopic.subscriptionFilter(code, filter: filter, namespace: namespace, correlationID: correlationID).rawValue
+                == expected)
+    }
+
+    @Test(arguments: [("ok.name-1", true), ("", false), ("a/b", false), ("a+b", false), ("a#", false), ("a\u{0}", false)])
+    func eventFilterValidation(name: String, isValid: Bool) {
+        #expect(CoatyTopic.isValidEventFilter(name) == isValid)
+    }
+}

@@ -24,4 +24,5 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 echo "==> docs (DocC catalogues, warnings as errors)"
 bash Scripts/docs.sh
 echo "==> swift test"
-swift test --skip-build "$@"
+# A cap far above the ~10 s the suite takes: a hang fails the run instead of eating the CI budget.
+timeout 1500 swift test --skip-build "$@"

@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyModel
 import CoatyMQTT
+import Synchronization
 
 /// One agent of the scene in its own process, against any broker: `hello-world service|client|monitor`.
 ///
@@ -41,11 +42,10 @@ enum SingleAgent {
                 options.role == "client"
                 ? ClientController(name: options.name, narrator: narrator)
                 : MonitorController(narrator: narrator, lifecycle: lifecycle)
-            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, agent]) { _ in
+            let watcher = ServiceWatcher(lifecycle: lifecycle)
+            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, watcher, agent]) { _ in
                 narrator.say("\(name): joined \(options.broker); leaving when the service leaves")
-                // Follow the service's identity: every agent answers Discovers for its identity from the
-                // moment it joins, so this sees a service that started earlier or later.
-                let service = try await lifecycle.observeObjectLifecycleInfo(coreType: .identity) { $0.name == "service" }
+                guard let service = watcher.changes else { return }
                 var seen = false
                 for await change in service {
                     if !change.added.isEmpty { seen = true }
@@ -57,4 +57,22 @@ enum SingleAgent {
             throw SceneError(description: "unknown role \(options.role)")
         }
     }
+}
+
+/// Follows the service's identity from before the agent connects: registered in `onInit`, the
+/// subscriptions are in place before the agent's join, so a service that finishes quickly is not missed.
+final class ServiceWatcher: Controller {
+    private let lifecycle: ObjectLifecycleController
+    private let stream = Mutex<EventStream<ObjectLifecycleInfo>?>(nil)
+
+    init(lifecycle: ObjectLifecycleController) {
+        self.lifecycle = lifecycle
+    }
+
+    func onInit(context: ControllerContext) async throws {
+        let changes = try await self.lifecycle.observeObjectLifecycleInfo(coreType: .identity) { $0.name == "service" }
+        self.stream.withLock { $0 = changes }
+    }
+
+    var changes: EventStream<ObjectLifecycleInfo>? { self.stream.withLock { $0 } }
 }

@@ -1,6 +1,12 @@
 public import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Serialises `Process.run()` for the whole test process: concurrent launches from parallel tests
 /// crashed inside Foundation's `Process.run()` on Linux. Every launch in our tests goes through here.
 private let launchLock = Mutex(())
@@ -42,7 +48,10 @@ public func runProcess(_ executable: String, _ arguments: [String], input: Data?
     process.standardOutput = stdout
     process.standardError = stderr
     process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    let status: Int32 = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+    // Cancellation (for example a test's time limit) kills the child, so a hung child fails the test
+    // instead of hanging the whole test run.
+    let status: Int32 = try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
         process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
         do {
             try launch(process)
@@ -55,6 +64,9 @@ public func runProcess(_ executable: String, _ arguments: [String], input: Data?
             stdin.fileHandleForWriting.write(input)
             try? stdin.fileHandleForWriting.close()
         }
+    }
+    } onCancel: {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
     let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let errorOutput = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -1,25 +1,17 @@
 /// A producer of IO values (`coaty.IoSource`), routed to ``IOActor``s with a compatible value type.
-public final class IOSource: CoatyObject, @unchecked Sendable {
+public final class IOSource: IOPoint, @unchecked Sendable {
     /// `coaty.IoSource`.
     override public class var objectType: String { CoreType.ioSource.objectType }
     /// CoreType/ioSource.
     override public class var coreType: CoreType { .ioSource }
-    /// The IO point's own JSON keys.
+    /// The IO source's own JSON keys.
     override public class var propertyKeys: Set<String> { Self.keys }
-    private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
+    private static let keys = IOPoint.pointKeys.union(CodingKeys.allCases.map(\.rawValue))
 
-    /// The type of the values, such as `"com.example.Temperature[Celsius]"`; never empty.
-    public let valueType: String
-    /// Whether values are raw bytes instead of JSON.
-    public let useRawIoValues: Bool?
-    /// The desired interval between values, in milliseconds; never negative.
-    public let updateRate: Double?
-    /// An external MQTT topic that carries the values instead of a Coaty IO route.
-    public let externalRoute: String?
     /// How values are throttled.
     public let updateStrategy: IOSourceUpdateStrategy?
 
-    /// Creates an IO point.
+    /// Creates an IO source.
     ///
     /// - Parameters:
     ///   - objectType: The wire object type; defaults to `coaty.IoSource`.
@@ -50,50 +42,32 @@ public final class IOSource: CoatyObject, @unchecked Sendable {
         isDeactivated: Bool? = nil,
         customProperties: [String: AnyCodable] = [:]
     ) {
-        self.valueType = valueType
-        self.useRawIoValues = useRawIoValues
-        self.updateRate = updateRate
-        self.externalRoute = externalRoute
         self.updateStrategy = updateStrategy
         super.init(
-            objectType: objectType,
-            objectID: objectID,
-            name: name,
-            externalID: externalID,
-            parentObjectID: parentObjectID,
-            locationID: locationID,
-            isDeactivated: isDeactivated,
-            customProperties: customProperties
-        )
+            pointObjectType: objectType, objectID: objectID, name: name, valueType: valueType,
+            useRawIoValues: useRawIoValues, updateRate: updateRate, externalRoute: externalRoute,
+            externalID: externalID, parentObjectID: parentObjectID, locationID: locationID,
+            isDeactivated: isDeactivated, customProperties: customProperties)
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case valueType, useRawIoValues, updateRate, externalRoute, updateStrategy
+        case updateStrategy
     }
 
-    /// Decodes and validates the IO point as coaty-js does.
+    /// Decodes and validates the IO source as coaty-js does (see ``IOPoint/init(from:)``).
     ///
-    /// - Throws: `DecodingError` naming the field: `valueType` missing or empty, `updateRate` negative or not a
-    ///   number, `updateStrategy` not a strategy number, `externalRoute`/`useRawIoValues` of the wrong
-    ///   type, an optional field `null`, or any base-field error.
+    /// - Throws: `DecodingError` naming the field: `updateStrategy` not a strategy number or `null`, or
+    ///   any IO point or base-field error.
     public required init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.valueType = try container.decodeNonEmptyString(forKey: .valueType)
-        self.useRawIoValues = try container.decodeStrictIfPresent(Bool.self, forKey: .useRawIoValues)
-        self.updateRate = try container.decodeNonNegativeIfPresent(forKey: .updateRate)
-        self.externalRoute = try container.decodeStrictIfPresent(String.self, forKey: .externalRoute)
         self.updateStrategy = try container.decodeStrictIfPresent(IOSourceUpdateStrategy.self, forKey: .updateStrategy)
         try super.init(from: decoder)
     }
 
-    /// Encodes the IO point; absent optionals are omitted.
+    /// Encodes the IO source; absent optionals are omitted.
     override public func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.valueType, forKey: .valueType)
-        try container.encodeIfPresent(self.useRawIoValues, forKey: .useRawIoValues)
-        try container.encodeNumberIfPresent(self.updateRate, forKey: .updateRate)
-        try container.encodeIfPresent(self.externalRoute, forKey: .externalRoute)
         try container.encodeIfPresent(self.updateStrategy, forKey: .updateStrategy)
     }
 }

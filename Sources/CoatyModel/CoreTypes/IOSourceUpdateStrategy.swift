@@ -1,4 +1,4 @@
-/// How an IO source throttles values when they come faster than its ``IOSource/updateRate``
+/// How an IO source throttles values when they come faster than its ``IOPoint/updateRate``
 /// (coaty-js `IoSourceBackpressureStrategy`); a number on the wire.
 public enum IOSourceUpdateStrategy: Int, Sendable, Hashable, Codable, CaseIterable {
     /// Let the IO router choose.

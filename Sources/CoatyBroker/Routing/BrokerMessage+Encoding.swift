@@ -1,4 +1,5 @@
 import CoatyCore
+import CoatyMQTTPackets
 
 extension BrokerMessage {
     /// Appends this message as a PUBLISH packet, straight from the stored topic bytes.
@@ -11,13 +12,7 @@ extension BrokerMessage {
         if self.retain { flags |= 0x01 }
         if dup { flags |= 0x08 }
         buffer.append(0x30 | flags)
-        var remaining = 2 + self.topic.count + self.payload.count + (packetID == nil ? 0 : 2)
-        repeat {
-            var byte = UInt8(remaining & 0x7F)
-            remaining >>= 7
-            if remaining > 0 { byte |= 0x80 }
-            buffer.append(byte)
-        } while remaining > 0
+        MQTTRemainingLength.append(2 + self.topic.count + self.payload.count + (packetID == nil ? 0 : 2), to: &buffer)
         buffer.append(UInt8(truncatingIfNeeded: self.topic.count >> 8))
         buffer.append(UInt8(truncatingIfNeeded: self.topic.count))
         buffer.append(contentsOf: self.topic)

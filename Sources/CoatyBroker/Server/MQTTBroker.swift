@@ -74,8 +74,8 @@ public final class MQTTBroker: Sendable {
     ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
-    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a non-positive limit or a port out
-    ///   of range, or `.bindFailed` if the socket cannot be bound.
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a non-positive limit, a maximum
+    ///   packet size above 268,435,455 bytes or a port out of range, or `.bindFailed` if the socket cannot be bound.
     public static func bind(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -90,6 +90,12 @@ public final class MQTTBroker: Sendable {
             configuration.maximumRetainedMessages >= 0
         else {
             throw BrokerError(.invalidConfiguration, "limits must be positive (packet size at least 16 bytes)")
+        }
+        // A PUBLISH accepted under this size and re-sent with a packet id (2 more bytes) must still have a
+        // valid remaining length, which outgoing encoding relies on.
+        guard configuration.maximumPacketSize <= MQTTRemainingLength.maximum else {
+            throw BrokerError(
+                .invalidConfiguration, "maximum packet size must not exceed \(MQTTRemainingLength.maximum) bytes")
         }
         let listener: TCPListener
         do {

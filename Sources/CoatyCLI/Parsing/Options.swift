@@ -18,8 +18,8 @@ struct BrokerOptions: Equatable {
                 self.port = try parsePort(try scanner.value(for: "port", inline: inline), subcommand: "broker")
             case .option("max-packet-size", let inline):
                 let text = try scanner.value(for: "max-packet-size", inline: inline)
-                guard let size = Int(text), size >= 16, size <= 268_435_460 else {
-                    throw UsageError("'--max-packet-size' must be a byte count from 16 to 268435460, not '\(text)'",
+                guard let size = Int(text), size >= 16, size <= 268_435_455 else {
+                    throw UsageError("'--max-packet-size' must be a byte count from 16 to 268435455, not '\(text)'",
                         subcommand: "broker")
                 }
                 self.maximumPacketSize = size

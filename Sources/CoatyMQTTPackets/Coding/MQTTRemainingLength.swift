@@ -20,6 +20,13 @@ package enum MQTTRemainingLength {
     /// - Throws: ``MQTTEncodingError/packetTooLarge(_:)`` if `value` is negative or above ``maximum``.
     package static func encode(_ value: Int, into buffer: inout [UInt8]) throws(MQTTEncodingError) {
         guard value >= 0, value <= maximum else { throw .packetTooLarge(value) }
+        self.append(value, to: &buffer)
+    }
+
+    /// Appends the minimal encoding of a value the caller has already bounded to `0...maximum` (for
+    /// example the broker re-encoding a PUBLISH it accepted under its maximum packet size).
+    package static func append(_ value: Int, to buffer: inout [UInt8]) {
+        assert(value >= 0 && value <= maximum, "remaining length \(value) out of range")
         var remaining = value
         repeat {
             var byte = UInt8(remaining & 0x7F)

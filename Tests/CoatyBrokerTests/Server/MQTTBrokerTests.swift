@@ -201,3 +201,12 @@ struct MQTTBrokerTests {
         }
     }
 }
+
+struct MQTTBrokerConfigurationTests {
+    @Test(arguments: [15, 268_435_456])
+    func packetSizeLimitsOutsideMQTTsRangeAreRejected(size: Int) {
+        #expect {
+            _ = try MQTTBroker.bind(configuration: .init(maximumPacketSize: size))
+        } throws: { ($0 as? BrokerError)?.code == .invalidConfiguration }
+    }
+}

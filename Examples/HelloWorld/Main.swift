@@ -1,5 +1,6 @@
 import CoatyBroker
 import CoatyCommunication
+import CoatyCore
 import CoatyModel
 import CoatyMQTT
 
@@ -35,11 +36,11 @@ enum HelloWorldMain {
         do {
             options = try Options(parsing: Array(CommandLine.arguments.dropFirst()))
         } catch {
-            Narrator.emitError("error: \(error)\n\n\(usage)\n")
+            StandardStream.error.write("error: \(error)\n\n\(usage)\n")
             exit(64)
         }
         if options.role == "help" {
-            Narrator.emit(usage + "\n")
+            StandardStream.output.write(usage + "\n")
             return
         }
         do {
@@ -48,7 +49,7 @@ enum HelloWorldMain {
             default: try await SingleAgent.run(options)
             }
         } catch {
-            Narrator.emitError("error: \(error)\n")
+            StandardStream.error.write("error: \(error)\n")
             exit(1)
         }
     }

@@ -1,3 +1,4 @@
+import CoatyCore
 import CoatyModel
 import Synchronization
 
@@ -33,8 +34,8 @@ final class Narrator: Sendable {
     ///     `NO_COLOR` unset.
     ///   - output: Where lines go; defaults to standard output, unbuffered.
     init(colour: Bool? = nil, output: (@Sendable (String) -> Void)? = nil) {
-        self.useColour = colour ?? (isatty(1) == 1 && getenv("NO_COLOR") == nil)
-        self.output = output ?? { line in Narrator.emit(line + "\n") }
+        self.useColour = colour ?? (StandardStream.output.isTerminal && getenv("NO_COLOR") == nil)
+        self.output = output ?? { line in StandardStream.output.write(line + "\n") }
     }
 
     /// Prints one event line and counts it under `pattern`.
@@ -48,7 +49,7 @@ final class Narrator: Sendable {
         let agentColumn = pad(agent, 9)
         let whatColumn = pad(what, 18)
         let coloured = self.useColour ? "\u{1B}[\(Self.colour(for: agent))m\(agentColumn)\u{1B}[0m" : agentColumn
-        self.output("\(Self.time())  \(coloured) \(whatColumn) \(detail)")
+        self.output("\(StandardStream.timeOfDay())  \(coloured) \(whatColumn) \(detail)")
     }
 
     /// Prints a plain line.
@@ -116,36 +117,6 @@ final class Narrator: Sendable {
         case "monitor": 35
         case "scene": 1
         default: agent.hasSuffix("A") ? 32 : 33
-        }
-    }
-
-    private static func time() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(spec.tv_nsec / 1_000_000)
-        let milli = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(milli)"
-    }
-
-    /// Writes to standard output, unbuffered.
-    static func emit(_ text: String) { self.emit(text, to: 1) }
-
-    /// Writes to standard error.
-    static func emitError(_ text: String) { self.emit(text, to: 2) }
-
-    private static func emit(_ text: String, to descriptor: Int32) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 { return }
-                offset += written
-            }
         }
     }
 }

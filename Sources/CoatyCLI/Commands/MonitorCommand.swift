@@ -29,7 +29,7 @@ enum MonitorCommand {
             formatter.showPayload = options.showPayload
             var shown = 0
             for await message in lines {
-                guard let line = formatter.line(topic: message.topic, payload: message.payload, time: MonitorFormatter.now())
+                guard let line = formatter.line(topic: message.topic, payload: message.payload, time: StandardStream.timeOfDay())
                 else { continue }
                 output(line)
                 shown += 1

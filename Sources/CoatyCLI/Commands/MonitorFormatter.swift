@@ -1,11 +1,7 @@
 import CoatyCommunication
+import CoatyCore
 import CoatyModel
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Turns Coaty messages into one readable line each: time, event, source agent, object type and name,
 /// correlation. Pure apart from the agent names it learns from identities it sees.
@@ -103,20 +99,6 @@ struct MonitorFormatter {
         let name = object["name"]?.stringValue ?? ""
         return "\(type) \"\(name)\""
     }
-
-    /// The local wall-clock time as HH:MM:SS.mmm.
-    static func now() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        let millis = Int(spec.tv_nsec / 1_000_000)
-        return "\(two(Int(parts.tm_hour))):\(two(Int(parts.tm_min))):\(two(Int(parts.tm_sec))).\(three(millis))"
-    }
-
-    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    private static func three(_ value: Int) -> String { value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : "\(value)" }
 }
 
 private func pad(_ text: String, _ width: Int) -> String {

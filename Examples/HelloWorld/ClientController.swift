@@ -14,12 +14,10 @@ final class ClientController: Controller {
         self.narrator = narrator
     }
 
+    /// Sets up every observation before the agent connects: they are subscribed on connect, before
+    /// the agent's identity is advertised, so no event sent after others see this agent is missed.
     func onInit(context: ControllerContext) async throws {
         self.contextBox.set(context)
-    }
-
-    func onCommunicationManagerStarting() async throws {
-        guard let context = self.contextBox.context else { return }
         let communication = context.communication
         let me = context.identity.objectID
         let tasks = try await communication.observeAdvertise(objectType: HelloTask.objectType)

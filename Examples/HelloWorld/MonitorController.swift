@@ -14,15 +14,13 @@ final class MonitorController: Controller {
         self.lifecycle = lifecycle
     }
 
+    /// Sets up every observation before the agent connects: they are subscribed on connect, before
+    /// the agent's identity is advertised, so no event sent after others see this agent is missed.
     func onInit(context: ControllerContext) async throws {
         self.contextBox.set(context)
-    }
-
-    func onCommunicationManagerStarting() async throws {
         let me = "monitor"
         let agents = try await self.lifecycle.observeObjectLifecycleInfo(coreType: .identity)
         let tasks = try await self.lifecycle.observeObjectLifecycleInfo(objectType: HelloTask.objectType)
-        guard let context = self.contextBox.context else { return }
         let logs = await context.communication.observeAdvertise(coreType: .log)
         context.spawn { [self] in
             for await change in agents {

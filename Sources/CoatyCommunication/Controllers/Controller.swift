@@ -14,9 +14,13 @@ public protocol Controller: Sendable {
     var name: String { get }
 
     /// Called once, before the agent connects. Keep the context to publish and observe later.
+    ///
+    /// Observations registered here are subscribed on connect, before the agent advertises its
+    /// identity, so this agent misses nothing that others send once they have seen it join. Set them up
+    /// here (with ``ControllerContext/spawn(_:)`` for the loops) when that matters.
     func onInit(context: ControllerContext) async throws
 
-    /// Called once the agent is online for the first time: set up observations here.
+    /// Called once the agent is online for the first time, after its identity was advertised.
     func onCommunicationManagerStarting() async throws
 
     /// Called on shutdown while the agent is still online, before it deadvertises its identity.

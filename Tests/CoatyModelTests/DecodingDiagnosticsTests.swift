@@ -3,15 +3,10 @@ import Foundation
 import Testing
 
 struct DecodingDiagnosticsTests {
-    /// Runs `body` until one run sees no new decoding errors. Other tests create errors concurrently, so a
-    /// single run may see theirs; a decoder that throws on valid input sees errors in every run.
+    /// Whether `body` creates no decoding errors. The count is scoped to this task, so errors that other
+    /// tests create concurrently are not seen.
     func createsNoErrors(_ body: () throws -> Void) rethrows -> Bool {
-        for _ in 0..<50 {
-            let before = DecodingDiagnostics.createdErrorCount
-            try body()
-            if DecodingDiagnostics.createdErrorCount == before { return true }
-        }
-        return false
+        try DecodingDiagnostics.countingErrors(in: body).createdErrors == 0
     }
 
     @Test func validInputCreatesNoErrors() throws {
@@ -44,7 +39,26 @@ struct DecodingDiagnosticsTests {
 
     @Test func invalidInputIsCounted() {
         let before = DecodingDiagnostics.createdErrorCount
-        #expect(throws: DecodingError.self) { try ObjectFamily().decode(CoatyObject.self, from: bytes("{}")) }
-        #expect(DecodingDiagnostics.createdErrorCount > before)
+        let (_, scoped) = DecodingDiagnostics.countingErrors {
+            #expect(throws: DecodingError.self) { try ObjectFamily().decode(CoatyObject.self, from: bytes("{}")) }
+        }
+        #expect(scoped > 0)
+        #expect(DecodingDiagnostics.createdErrorCount >= before + scoped)
+    }
+
+    @Test func scopesCountOnlyTheirOwnTask() async throws {
+        // Another task keeps creating errors while this one decodes valid input: the scope sees none of them.
+        let noisy = Task.detached {
+            while !Task.isCancelled {
+                _ = try? ObjectFamily().decode(CoatyObject.self, from: bytes("{}"))
+                await Task.yield()
+            }
+        }
+        defer { noisy.cancel() }
+        let payload = bytes(#"{"objectType":"coaty.CoatyObject","coreType":"CoatyObject","objectId":"a8c5e57d-6d5c-4a1f-9e43-7e2e1b6f3d10","name":"x"}"#)
+        let (_, created) = try DecodingDiagnostics.countingErrors {
+            for _ in 0..<1_000 { _ = try ObjectFamily().decode(CoatyObject.self, from: payload) }
+        }
+        #expect(created == 0)
     }
 }

@@ -77,9 +77,7 @@ func measure(
 
 /// Counts the model layer's decoding errors created while running `body` once.
 func errorsCreated(_ body: () throws -> Void) rethrows -> Int {
-    let before = DecodingDiagnostics.createdErrorCount
-    try body()
-    return DecodingDiagnostics.createdErrorCount - before
+    try DecodingDiagnostics.countingErrors(in: body).createdErrors
 }
 
 let polymorphicJSONDecoder = JSONDecoder()

@@ -115,7 +115,7 @@ public final class ObjectLifecycleController: Controller {
             continuation.finish()
         }
         continuation.onTermination = { _ in handle.cancel() }
-        return EventStream(base: stream)
+        return EventStream(base: stream, continuation: continuation)
     }
 
     // MARK: Discoverable objects

@@ -47,6 +47,10 @@ struct InProcessConnection: TransportConnection {
     let session: InProcessBus.Session
 
     func publish(_ message: TransportMessage) async throws {
+        _ = try self.publishWithoutWaiting(message)
+    }
+
+    func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
         do {
             try TopicName.validate(message.topic)
         } catch {
@@ -56,6 +60,7 @@ struct InProcessConnection: TransportConnection {
             throw TransportError(.connectionLost, "the in-process connection is closed")
         }
         self.bus.publish(message)
+        return true
     }
 
     func subscribe(to filters: [TopicFilter]) async throws {

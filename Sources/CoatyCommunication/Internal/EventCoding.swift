@@ -3,12 +3,19 @@ import FoundationEssentials
 
 /// JSON encoding and decoding of event payloads in coaty-js's wire form.
 enum EventCoding {
-    /// Encodes a payload as compact UTF-8 JSON without escaping `/`.
-    static func encode<Payload: Encodable>(_ payload: Payload) throws(CommunicationError) -> [UInt8] {
+    /// One encoder for every event: `JSONEncoder` is thread-safe once configured (each `encode` works
+    /// on its own copy of the options), and creating one per event costs a noticeable part of a small
+    /// event's encoding.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Encodes a payload as compact UTF-8 JSON without escaping `/`.
+    static func encode<Payload: Encodable>(_ payload: Payload) throws(CommunicationError) -> [UInt8] {
         do {
-            return Array(try encoder.encode(payload))
+            return Array(try Self.encoder.encode(payload))
         } catch {
             throw CommunicationError(.invalidEvent, "cannot encode event data: \(error)", underlying: error)
         }

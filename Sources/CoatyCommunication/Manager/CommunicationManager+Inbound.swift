@@ -74,7 +74,7 @@ extension CommunicationManager {
             guard let self else { throw CommunicationError(.notRunning, "the communication manager is gone") }
             let responseTopic = CoatyTopic(
                 namespace: self.namespace, code: code, sourceID: self.identity.objectID, correlationID: correlationID)
-            self.enqueue([TransportMessage(topic: responseTopic.formatted, payload: payload)])
+            self.enqueue([TransportMessage(topic: responseTopic.formatted, payload: payload)], directly: true)
         }
     }
 
@@ -90,10 +90,26 @@ extension CommunicationManager {
         }
     }
 
-    /// Queues messages for ``run()`` to publish, reporting any dropped from a full outbox.
-    func enqueue(_ messages: [TransportMessage]) {
+    /// Publishes messages by queueing them for ``run()``, reporting any dropped from a full outbox;
+    /// with `directly`, from the calling task instead while online and idle.
+    ///
+    /// Requests and responses go directly: a round trip then needs no hand-off to either manager's
+    /// send loop, which is most of its latency. One-way events are queued, so a task publishing many
+    /// of them encodes the next while the send loop delivers the last. Either way a task's
+    /// publications keep their order (see `ManagerState.directPublishConnection`).
+    ///
+    /// A message the connection cannot take without waiting, or refuses with an error, is queued with
+    /// everything after it, so the send loop publishes it (or reports its error) in order.
+    func enqueue(_ messages: [TransportMessage], directly: Bool = false) {
+        var start = messages.startIndex
+        if directly, let connection = self.state.withLock({ $0.directPublishConnection }) {
+            while start < messages.endIndex, (try? connection.publishWithoutWaiting(messages[start])) == true {
+                start += 1
+            }
+            if start == messages.endIndex { return }
+        }
         let dropped = self.state.withLock { state -> [TransportMessage] in
-            messages.compactMap { state.outbox.append($0) }
+            messages[start...].compactMap { state.outbox.append($0) }
         }
         for message in dropped {
             self.report(
@@ -104,17 +120,22 @@ extension CommunicationManager {
 
     /// Registers an observation and returns once its subscription is in place (when online) or
     /// registered for the next connect (when offline).
+    ///
+    /// - Parameter isResponse: The filters are a request's response filters (one correlation id each):
+    ///   releasing them may wait for a batch (see ``removeObservers(_:deferringUnsubscribe:)``).
     func observe<Event: Sendable>(
         filter: TopicFilter,
         kind: RouteKind = .coaty,
+        isResponse: Bool = false,
         _ transform: @escaping @Sendable (Delivery) -> Event?
     ) async -> EventStream<Event> {
-        await self.observe(filters: [filter], kind: kind, transform).stream
+        await self.observe(filters: [filter], kind: kind, isResponse: isResponse, transform).stream
     }
 
     func observe<Event: Sendable>(
         filters: [TopicFilter],
         kind: RouteKind = .coaty,
+        isResponse: Bool = false,
         _ transform: @escaping @Sendable (Delivery) -> Event?
     ) async -> (stream: EventStream<Event>, continuation: AsyncStream<Event>.Continuation) {
         let (stream, continuation) = AsyncStream<Event>.makeStream(
@@ -128,18 +149,35 @@ extension CommunicationManager {
                 }
             },
             finish: { continuation.finish() })
-        var toSubscribe: [TopicFilter] = []
-        let ids = self.state.withLock { state -> [ObserverID] in
-            filters.map { filter in
+        let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
+        continuation.onTermination = { [weak self] _ in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
+        await self.subscribe(toSubscribe)
+        return (EventStream(base: stream, continuation: continuation), continuation)
+    }
+
+    /// Adds one routing entry per filter for `receiver`. Returns their ids and the filters that are not
+    /// subscribed yet, for ``subscribe(_:)``.
+    func addObservers(
+        filters: [TopicFilter], kind: RouteKind, receiver: ObserverReceiver
+    ) -> (ids: [ObserverID], toSubscribe: [TopicFilter]) {
+        self.state.withLock { state in
+            var toSubscribe: [TopicFilter] = []
+            let ids = filters.map { filter in
                 let id = state.routing.makeID()
                 if case .subscribe(let filter) = state.routing.add(id, filter: filter, kind: kind, receiver: receiver) {
                     toSubscribe.append(filter)
                 }
                 return id
             }
+            return (ids, toSubscribe)
         }
-        continuation.onTermination = { [weak self] _ in self?.removeObservers(ids) }
-        for filter in toSubscribe {
+    }
+
+    /// Subscribes filters and returns once the subscriptions are in place (when online) or registered
+    /// for the next connect (when offline).
+    func subscribe(_ filters: [TopicFilter]) async {
+        for filter in filters {
+            if await self.subscribeDirectly(filter) { continue }
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 let queued = self.state.withLock { state -> Bool in
                     guard state.acceptsControl else { return false }
@@ -149,11 +187,40 @@ extension CommunicationManager {
                 if queued { self.doorbell.ring() } else { waiter.resume() }
             }
         }
-        return (EventStream(base: stream), continuation)
     }
 
-    private func removeObservers(_ ids: [ObserverID]) {
-        let queued = self.state.withLock { state -> Bool in
+    /// Subscribes `filter` from the calling task when online and idle (see
+    /// `ManagerState.directSubscribeConnection(for:)`). Returns `false` when the subscription has to be queued for
+    /// ``run()``: offline, busy, or the direct attempt failed (the send loop then retries it, or
+    /// reconnects).
+    private func subscribeDirectly(_ filter: TopicFilter) async -> Bool {
+        let claim = self.state.withLock { state -> (connection: any TransportConnection, isNeeded: Bool)? in
+            guard let connection = state.directSubscribeConnection(for: filter) else { return nil }
+            return (connection, state.routing.claimSubscribe(filter))
+        }
+        guard let claim else { return false }
+        guard claim.isNeeded else { return true }
+        do {
+            try await claim.connection.subscribe(to: [filter])
+            return true
+        } catch {
+            self.state.withLock { $0.routing.releaseSubscribeClaim(filter) }
+            return false
+        }
+    }
+
+    /// How many released response subscriptions may wait for a batch before the send loop is woken.
+    static let deferredUnsubscribeBatch = 16
+
+    /// Removes routing entries and queues the unsubscriptions that leaves.
+    ///
+    /// With `deferringUnsubscribe` (a finished request's response filters) the send loop is not woken
+    /// for them until ``deferredUnsubscribeBatch`` have piled up or something else wakes it: waking it
+    /// costs more than the rest of a short request, and a response filter carries a correlation id
+    /// no one else uses, so keeping it a little longer costs at most a few late responses, which find
+    /// no observer and are dropped. Queued unsubscriptions go out together, in one request.
+    func removeObservers(_ ids: [ObserverID], deferringUnsubscribe: Bool = false) {
+        let ring = self.state.withLock { state -> Bool in
             var queued = false
             for id in ids {
                 if case .unsubscribe(let filter) = state.routing.remove(id), state.acceptsControl {
@@ -161,9 +228,10 @@ extension CommunicationManager {
                     queued = true
                 }
             }
-            return queued
+            guard queued else { return false }
+            return !deferringUnsubscribe || state.control.count >= Self.deferredUnsubscribeBatch
         }
-        if queued { self.doorbell.ring() }
+        if ring { self.doorbell.ring() }
     }
 }
 

@@ -27,7 +27,7 @@ extension CommunicationManager {
         -> EventStream<ResolveEvent>
     {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.resolve, correlationID: correlationID)) {
+        let stream = await self.observe(filter: self.filter(.resolve, correlationID: correlationID), isResponse: true) {
             [weak self] delivery -> ResolveEvent? in
             guard case .resolve(let resolve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: resolve) {
@@ -36,7 +36,7 @@ extension CommunicationManager {
             }
             return resolve
         }
-        self.enqueue([TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)])
+        self.enqueue([TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)], directly: true)
         return stream
     }
 }
@@ -65,7 +65,7 @@ extension CommunicationManager {
         -> EventStream<RetrieveEvent>
     {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID)) {
+        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID), isResponse: true) {
             [weak self] delivery -> RetrieveEvent? in
             guard case .retrieve(let retrieve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: retrieve) {
@@ -74,7 +74,7 @@ extension CommunicationManager {
             }
             return retrieve
         }
-        self.enqueue([TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)])
+        self.enqueue([TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)], directly: true)
         return stream
     }
 
@@ -124,7 +124,7 @@ extension CommunicationManager {
         }
         requests.append((event.object.coreType.rawValue, correlationID))
         let filters = requests.map { self.filter(.complete, correlationID: $0.correlationID) }
-        let stream = await self.observe(filters: filters) { [weak self] delivery -> CompleteEvent? in
+        let stream = await self.observe(filters: filters, isResponse: true) { [weak self] delivery -> CompleteEvent? in
             guard case .complete(let complete)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: complete) {
                 self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
@@ -137,7 +137,7 @@ extension CommunicationManager {
                 TransportMessage(
                     topic: self.topic(.update, filter: request.filter, correlationID: request.correlationID).formatted,
                     payload: payload)
-            })
+            }, directly: true)
         return stream
     }
 
@@ -172,14 +172,14 @@ extension CommunicationManager {
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
     public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID)) { delivery -> ReturnEvent? in
+        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID), isResponse: true) { delivery -> ReturnEvent? in
             guard case .return(let returnEvent)? = delivery.event else { return nil }
             return returnEvent
         }
         self.enqueue([
             TransportMessage(
                 topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted, payload: payload)
-        ])
+        ], directly: true)
         return stream
     }
 }

@@ -86,7 +86,10 @@ extension CommunicationManager {
         self.resumeControlWaiters()
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
-        self.state.withLock { self.setCommunicationState(.online, in: &$0) }
+        self.state.withLock { state in
+            state.liveConnection = connection
+            self.setCommunicationState(.online, in: &state)
+        }
 
         let failure: (any Error)? = await withTaskGroup(of: (any Error)?.self) { group in
             group.addTask {
@@ -105,6 +108,7 @@ extension CommunicationManager {
             group.cancelAll()
             return first
         }
+        self.state.withLock { $0.liveConnection = nil }
         if let failure, !(failure is CancellationError) { throw failure }
         // Stopping (finish() or cancellation): unjoin while still connected.
         try? await connection.publish(self.unjoinMessage())
@@ -116,11 +120,16 @@ extension CommunicationManager {
             await self.doorbell.wait()
             let (control, messages, isStopRequested) = self.state.withLock { state in
                 defer { state.control = [] }
-                return (state.control, state.outbox.removeAll(), state.isStopRequested)
+                let messages = state.outbox.removeAll()
+                state.isPublishing = !messages.isEmpty
+                state.controlInFlight = Set(state.control.map(\.filter))
+                return (state.control, messages, state.isStopRequested)
             }
+            var unsubscribing: [TopicFilter] = []
             for command in control {
                 switch command {
                 case .subscribe(let filter, let waiter):
+                    try await self.unsubscribe(&unsubscribing, on: connection)
                     if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
                         do {
                             try await connection.subscribe(to: [filter])
@@ -131,11 +140,11 @@ extension CommunicationManager {
                     }
                     waiter?.resume()
                 case .unsubscribe(let filter):
-                    if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) {
-                        try await connection.unsubscribe(from: [filter])
-                    }
+                    if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) { unsubscribing.append(filter) }
                 }
             }
+            try await self.unsubscribe(&unsubscribing, on: connection)
+            if !control.isEmpty { self.state.withLock { $0.controlInFlight = [] } }
             for (index, message) in messages.enumerated() {
                 do {
                     try await connection.publish(message)
@@ -144,8 +153,16 @@ extension CommunicationManager {
                     throw error
                 }
             }
+            if !messages.isEmpty { self.state.withLock { $0.isPublishing = false } }
             if isStopRequested || Task.isCancelled { return }
         }
+    }
+
+    /// Unsubscribes the collected filters in one request, keeping the order of control commands.
+    private func unsubscribe(_ filters: inout [TopicFilter], on connection: any TransportConnection) async throws {
+        guard !filters.isEmpty else { return }
+        defer { filters = [] }
+        try await connection.unsubscribe(from: filters)
     }
 
     private func requeue(_ messages: [TransportMessage]) {
@@ -166,6 +183,9 @@ extension CommunicationManager {
     /// Marks the connection gone: offline, nothing subscribed, waiting observers released.
     func disconnected(_ state: inout ManagerState) {
         state.acceptsControl = false
+        state.liveConnection = nil
+        state.isPublishing = false
+        state.controlInFlight = []
         state.routing.disconnected()
         self.setCommunicationState(.offline, in: &state)
     }

@@ -89,7 +89,7 @@ public final class CommunicationManager: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.stateObservers.removeValue(forKey: id) }
         }
-        return EventStream(base: stream)
+        return EventStream(base: stream, continuation: continuation)
     }
 
     /// Observes diagnostics: every inbound event dropped as invalid, every rejected response, every
@@ -108,7 +108,7 @@ public final class CommunicationManager: Sendable {
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.diagnosticObservers.removeValue(forKey: id) }
         }
-        return EventStream(base: stream)
+        return EventStream(base: stream, continuation: continuation)
     }
 
     func report(_ diagnostic: CommunicationDiagnostic) {
@@ -177,10 +177,55 @@ struct ManagerState: Sendable {
     var acceptsControl = false
     var outbox: BoundedQueue<TransportMessage>
     var control: [ControlCommand] = []
+    /// The open connection while online, so publications and subscriptions can be made from the
+    /// calling task instead of handing them to ``CommunicationManager/run()`` (see ``directConnection``).
+    var liveConnection: (any TransportConnection)?
+    /// `true` while the send loop holds publications it took from the outbox and has not sent yet.
+    var isPublishing = false
+    /// The filters of the control commands the send loop took and has not finished.
+    var controlInFlight: Set<TopicFilter> = []
     var stateObservers: [ObserverID: AsyncStream<CommunicationState>.Continuation] = [:]
     var diagnosticObservers: [ObserverID: AsyncStream<CommunicationDiagnostic>.Continuation] = [:]
 
     init(outboxCapacity: Int) {
         self.outbox = BoundedQueue(capacity: outboxCapacity)
+    }
+
+    /// The connection on which the calling task may publish directly, or `nil` when the publication
+    /// has to be queued for the send loop.
+    ///
+    /// Direct publishing is allowed only while online with no publication queued or in the send loop's
+    /// hands: then nothing published earlier is still on its way, so every task's publications keep
+    /// the order it made them in.
+    var directPublishConnection: (any TransportConnection)? {
+        guard let connection = self.liveConnection, self.outbox.isEmpty, !self.isPublishing else { return nil }
+        return connection
+    }
+
+    /// The connection on which the calling task may subscribe `filter` directly, or `nil` when the
+    /// subscription has to be queued for the send loop.
+    ///
+    /// Allowed only while online with no subscription queued (a queued one is confirmed to its waiter
+    /// in order) and no command for the same filter in the send loop's hands, so the commands for one
+    /// filter reach the connection in the order they were decided. Queued unsubscriptions of other
+    /// filters, which every finished request leaves behind, do not hold it up.
+    func directSubscribeConnection(for filter: TopicFilter) -> (any TransportConnection)? {
+        guard let connection = self.liveConnection, !self.controlInFlight.contains(filter),
+            !self.control.contains(where: \.isSubscribe)
+        else { return nil }
+        return connection
+    }
+}
+
+extension ControlCommand {
+    var isSubscribe: Bool {
+        if case .subscribe = self { return true }
+        return false
+    }
+
+    var filter: TopicFilter {
+        switch self {
+        case .subscribe(let filter, _), .unsubscribe(let filter): filter
+        }
     }
 }

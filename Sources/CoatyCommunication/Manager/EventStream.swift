@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An asynchronous sequence of events from a ``CommunicationManager``: observed events or the
 /// responses to a request.
 ///
@@ -15,9 +17,11 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     let base: AsyncStream<Event>
+    let finishBase: @Sendable () -> Void
 
-    init(base: AsyncStream<Event>) {
+    init(base: AsyncStream<Event>, continuation: AsyncStream<Event>.Continuation) {
         self.base = base
+        self.finishBase = { continuation.finish() }
     }
 
     /// The iterator of an ``EventStream``.
@@ -44,6 +48,8 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// let resolve = try await manager.discover(try DiscoverEvent.byObjectID(id)).first(timeout: .seconds(5))
     /// ```
     ///
+    /// The stream is finished when this returns or throws, so its subscription is released at once.
+    ///
     /// - Parameters:
     ///   - timeout: How long to wait.
     ///   - clock: The clock that measures `timeout`.
@@ -53,25 +59,43 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     ///   `CancellationError` if the task is cancelled.
     public func first<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async throws -> Event
     where C.Duration == Duration {
-        let base = self.base
-        return try await withThrowingTaskGroup(of: Event?.self) { group in
-            group.addTask {
-                for await event in base { return event }
-                try Task.checkCancellation()
-                throw CommunicationError(.notRunning, "the stream finished before an event arrived")
+        defer { self.finishBase() }
+        let expiry = Expiry()
+        let finish = self.finishBase
+        let event: Event?
+        if C.self == ContinuousClock.self {
+            // The common case waits in the calling task and times out through the shared deadline
+            // timer: no child task, no timer of its own, so an answer wakes the caller directly
+            // (see Docs/Benchmarks.md).
+            let token = DeadlineTimer.shared.schedule(after: timeout) {
+                expiry.expire()
+                finish()
             }
-            group.addTask {
-                try await clock.sleep(for: timeout)
-                return nil
+            defer { DeadlineTimer.shared.cancel(token) }
+            var iterator = self.base.makeAsyncIterator()
+            event = await iterator.next()
+        } else {
+            event = await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    guard (try? await clock.sleep(for: timeout)) != nil else { return }
+                    expiry.expire()
+                    finish()
+                }
+                defer { group.cancelAll() }
+                var iterator = self.base.makeAsyncIterator()
+                return await iterator.next()
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else {
-                throw CancellationError()
-            }
-            guard let event = first else {
-                throw CommunicationError(.timedOut, "no event within \(timeout)")
-            }
-            return event
         }
+        if let event { return event }
+        try Task.checkCancellation()
+        if expiry.isExpired { throw CommunicationError(.timedOut, "no event within \(timeout)") }
+        throw CommunicationError(.notRunning, "the stream finished before an event arrived")
     }
+}
+
+/// Whether a ``EventStream/first(timeout:clock:)`` timed out.
+private final class Expiry: Sendable {
+    private let expired = Atomic<Bool>(false)
+    var isExpired: Bool { self.expired.load(ordering: .acquiring) }
+    func expire() { self.expired.store(true, ordering: .releasing) }
 }

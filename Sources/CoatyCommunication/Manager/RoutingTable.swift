@@ -119,6 +119,11 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         return true
     }
 
+    /// Undoes ``claimSubscribe(_:)`` after the subscription failed, so it is claimed again.
+    mutating func releaseSubscribeClaim(_ filter: TopicFilter) {
+        self.subscribed.remove(filter)
+    }
+
     /// Marks `filter` unsubscribed if no one needs it any more; returns whether the caller must
     /// unsubscribe it.
     mutating func claimUnsubscribe(_ filter: TopicFilter) -> Bool {

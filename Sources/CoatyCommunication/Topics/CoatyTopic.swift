@@ -50,15 +50,30 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
     /// unparsable version, an unknown event code, an empty source id, or (for two-way events) no
     /// correlation id.
     public init?(parsing topic: String) {
-        guard topic.utf8.starts(with: "coaty/".utf8) else { return nil }
-        let levels = topic.split(separator: "/", maxSplits: 6, omittingEmptySubsequences: false)
+        // Works on the UTF-8 view: it runs for every inbound message, and `/` and `:` are ASCII.
+        let utf8 = topic.utf8
+        guard utf8.starts(with: "coaty/".utf8) else { return nil }
+        var levels: [Substring] = []
+        levels.reserveCapacity(6)
+        var levelStart = utf8.startIndex
+        var index = levelStart
+        while index != utf8.endIndex, levels.count < 6 {
+            if utf8[index] == UInt8(ascii: "/") {
+                levels.append(topic[levelStart..<index])
+                levelStart = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        if levels.count < 6 {
+            levels.append(topic[levelStart...])
+        }
         guard levels.count >= 5, let version = Int(levels[1]) else { return nil }
         let event = levels[3]
         let code: Substring
         let filter: String?
-        if let colon = event.firstIndex(of: ":") {
+        if let colon = event.utf8.firstIndex(of: UInt8(ascii: ":")) {
             code = event[..<colon]
-            filter = String(event[event.index(after: colon)...])
+            filter = String(event[event.utf8.index(after: colon)...])
         } else {
             code = event
             filter = nil

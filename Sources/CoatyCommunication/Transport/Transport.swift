@@ -38,6 +38,21 @@ public protocol TransportConnection: Sendable {
     /// - Throws: ``TransportError`` if the connection is closed or lost.
     func publish(_ message: TransportMessage) async throws
 
+    /// Hands a message to the connection without suspending, if that is possible right now.
+    ///
+    /// The manager calls it from the publishing task, so a publication on an idle connection does not
+    /// wait for the manager's send loop: this is what keeps a request/response round trip short. A
+    /// message it hands over must be in order with every earlier ``publish(_:)`` of the same caller,
+    /// exactly as if ``publish(_:)`` had been called.
+    ///
+    /// - Returns: `true` if the message was handed over; `false` if it has to go through
+    ///   ``publish(_:)`` instead (for example when it must wait for an acknowledgement or for buffer
+    ///   space). The default implementation returns `false`, so a transport that only implements
+    ///   ``publish(_:)`` still works, with one more task hand-off per publication.
+    /// - Throws: ``TransportError`` if the connection is closed or lost, or the message is invalid.
+    ///   The manager then queues the message for ``publish(_:)``, which reports the same error.
+    func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool
+
     /// Subscribes to topic filters, all in one request. Returns once the subscription is in place, so
     /// messages published afterwards are received.
     ///
@@ -58,6 +73,9 @@ public protocol TransportConnection: Sendable {
 }
 
 extension TransportConnection {
+    /// Returns `false`: every message goes through ``publish(_:)``.
+    public func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool { false }
+
     /// Suspends until the calling task is cancelled.
     public func waitUntilClosed() async {
         let (stream, continuation) = AsyncStream<Never>.makeStream()

@@ -106,50 +106,60 @@ package final class MQTTConnection: TransportConnection, Sendable {
     // MARK: - TransportConnection
 
     package func publish(_ message: TransportMessage) async throws {
-        do {
-            try TopicName.validate(message.topic)
-        } catch {
-            throw TransportError(.invalidArgument, "\(error)", underlying: error)
-        }
-        let packet = MQTTPublishPacket(
-            topic: message.topic,
-            payload: message.payload,
-            qos: MQTTQoS(message.qos),
-            retain: message.retain
-        )
+        let packet = try Self.packet(for: message)
         if packet.qos == .atMostOnce {
-            try await self.publishAtMostOnce(packet)
+            while try !self.queueAtMostOnce(packet) { try await self.waitForDrain() }
         } else {
             try await self.publishAcknowledged(packet)
         }
     }
 
-    private func publishAtMostOnce(_ packet: MQTTPublishPacket) async throws {
+    /// Queues a QoS 0 message for the writer; a QoS 1 or 2 message, which waits for its
+    /// acknowledgement, and a full outbound buffer return `false`.
+    package func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
+        let packet = try Self.packet(for: message)
+        return packet.qos == .atMostOnce ? try self.queueAtMostOnce(packet) : false
+    }
+
+    private static func packet(for message: TransportMessage) throws(TransportError) -> MQTTPublishPacket {
+        do {
+            try TopicName.validate(message.topic)
+        } catch {
+            throw TransportError(.invalidArgument, "\(error)", underlying: error)
+        }
+        return MQTTPublishPacket(
+            topic: message.topic,
+            payload: message.payload,
+            qos: MQTTQoS(message.qos),
+            retain: message.retain
+        )
+    }
+
+    /// Queues a QoS 0 PUBLISH and wakes the writer. Returns `false` when the outbound buffer is full.
+    private func queueAtMostOnce(_ packet: MQTTPublishPacket) throws -> Bool {
         enum Outcome {
             case queued(CheckedContinuation<Void, Never>?)
             case full
             case failed(any Error)
         }
-        while true {
-            let outcome: Outcome = self.state.withLock { state in
-                if let failure = state.failure { return .failed(failure) }
-                if state.outbound.count >= Self.outboundHighWater { return .full }
-                do {
-                    try state.enqueue(.publish(packet))
-                } catch {
-                    return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
-                }
-                return .queued(state.takeWriterWaiter())
+        let outcome: Outcome = self.state.withLock { state in
+            if let failure = state.failure { return .failed(failure) }
+            if state.outbound.count >= Self.outboundHighWater { return .full }
+            do {
+                try state.enqueue(.publish(packet))
+            } catch {
+                return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
             }
-            switch outcome {
-            case .queued(let writer):
-                writer?.resume()
-                return
-            case .failed(let error):
-                throw error
-            case .full:
-                try await self.waitForDrain()
-            }
+            return .queued(state.takeWriterWaiter())
+        }
+        switch outcome {
+        case .queued(let writer):
+            writer?.resume()
+            return true
+        case .failed(let error):
+            throw error
+        case .full:
+            return false
         }
     }
 

@@ -75,7 +75,7 @@ func encodeDecodeAdvertises() throws -> Double {
 }
 
 /// Full path: publisher manager → in-process bus → observer manager, decoded, delivered to the stream.
-func publishObserveAdvertises() async throws -> Double {
+@concurrent func publishObserveAdvertises() async throws -> Double {
     let bus = InProcessBus()
     func manager(_ name: String) -> CommunicationManager {
         CommunicationManager(
@@ -123,23 +123,38 @@ func encodeDecodeCallReturn() throws -> [Double] {
     }
 }
 
-func callReturnRoundTrips() async throws -> [Double] {
+/// How the callee answers: from a task consuming `observeCall`'s stream, or from a handler that
+/// `handleCalls` runs where the Call is decoded.
+enum Callee: String, CaseIterable {
+    case handler = "callee answers in a handler (handleCalls)"
+    case stream = "callee answers from a task (observeCall stream)"
+}
+
+/// Full path: caller manager → in-process bus → callee manager → bus → caller's response stream,
+/// with the response subscription, `first(timeout:)` and its release included.
+@concurrent func callReturnRoundTrips(_ callee: Callee) async throws -> [Double] {
     let bus = InProcessBus()
     let caller = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "caller")))
-    let callee = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "callee")))
+    let responder = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "callee")))
     return try await withThrowingTaskGroup(of: Void.self) { group in
-        for agent in [caller, callee] {
+        for agent in [caller, responder] {
             let states = agent.observeCommunicationState()
             group.addTask { try await agent.run() }
             _ = await states.first { $0 == .online }
         }
-        let calls = try await callee.observeCall("com.example.greet")
-        group.addTask {
-            for await call in calls {
-                try call.returnResult(.string("Hello, \(call.parameter(named: "name")?.stringValue ?? "")!"))
-            }
+        let answer: @Sendable (CallEvent) throws -> Void = { call in
+            try call.returnResult(.string("Hello, \(call.parameter(named: "name")?.stringValue ?? "")!"))
+        }
+        var registration: EventHandlerRegistration?
+        switch callee {
+        case .handler:
+            registration = try await responder.handleCalls("com.example.greet", answer)
+        case .stream:
+            let calls = try await responder.observeCall("com.example.greet")
+            group.addTask { for await call in calls { try answer(call) } }
         }
         var latencies: [Double] = []
+        latencies.reserveCapacity(roundTrips)
         for index in 0..<roundTrips {
             let start = ContinuousClock.now
             let returns = try await caller.call(
@@ -147,8 +162,9 @@ func callReturnRoundTrips() async throws -> [Double] {
             _ = try await returns.first(timeout: .seconds(5))
             latencies.append(seconds(ContinuousClock.now - start))
         }
+        registration?.cancel()
         caller.finish()
-        callee.finish()
+        responder.finish()
         group.cancelAll()
         try? await group.waitForAll()
         return latencies
@@ -183,19 +199,22 @@ print("  publish → route → observe:      \(format(pipelineRate, 0)) events/s
 print("  ratio (time per event, pipeline / coding): \(format(bestPipeline / bestCoding))×   target ≤ 1.25×")
 
 _ = try encodeDecodeCallReturn()
-_ = try await callReturnRoundTrips()
+for callee in Callee.allCases { _ = try await callReturnRoundTrips(callee) }
 var codingLatencies: [Double] = []
-var roundTripLatencies: [Double] = []
+var roundTripLatencies: [Callee: [Double]] = [:]
 for _ in 0..<3 {
     codingLatencies += try encodeDecodeCallReturn()
-    roundTripLatencies += try await callReturnRoundTrips()
+    for callee in Callee.allCases { roundTripLatencies[callee, default: []] += try await callReturnRoundTrips(callee) }
 }
 let codingMedian = percentile(codingLatencies, 0.5)
-let roundTripMedian = percentile(roundTripLatencies, 0.5)
 let codingP99 = percentile(codingLatencies, 0.99)
-let roundTripP99 = percentile(roundTripLatencies, 0.99)
 print("")
 print("Call → Return round trip over the in-process transport")
 print("  encode + decode of Call and Return: median \(format(codingMedian * 1e6)) µs, p99 \(format(codingP99 * 1e6)) µs")
-print("  round trip:                         median \(format(roundTripMedian * 1e6)) µs, p99 \(format(roundTripP99 * 1e6)) µs")
-print("  ratio: median \(format(roundTripMedian / codingMedian))×, p99 \(format(roundTripP99 / codingP99))×   target ≤ 1.25×")
+for callee in Callee.allCases {
+    let latencies = roundTripLatencies[callee] ?? []
+    let median = percentile(latencies, 0.5)
+    let p99 = percentile(latencies, 0.99)
+    print("  round trip, \(callee.rawValue):")
+    print("    median \(format(median * 1e6)) µs, p99 \(format(p99 * 1e6)) µs;  ratio: median \(format(median / codingMedian))×, p99 \(format(p99 / codingP99))×   target ≤ 1.25×")
+}

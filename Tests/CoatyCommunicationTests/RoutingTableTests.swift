@@ -143,4 +143,13 @@ struct CoatyTopicTests {
     func eventFilterValidation(name: String, isValid: Bool) {
         #expect(CoatyTopic.isValidEventFilter(name) == isValid)
     }
+
+    @Test(arguments: [
+        ("coaty/3/ns/IOV/src", true), ("coaty/3/ns/IOV:ctx/src", true), ("coaty/3/ns/IOV", true),
+        ("coaty/3/ns/IOVX/src", false), ("coaty/3/ns/ADV:IOV/src", false), ("coaty/3/IOV/ADV/src", false),
+        ("coaty/3/ns", false), ("coaty/3/ns/", false), ("coaty/3/ns/IO/src", false),
+    ])
+    func ioValueTopicsAreRecognisedByTheirEventLevel(topic: String, isIOValue: Bool) {
+        #expect(RoutingTable<Int>.isIOValueTopic(topic) == isIOValue)
+    }
 }

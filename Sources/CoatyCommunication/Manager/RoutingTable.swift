@@ -135,8 +135,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// The observers that receive a message on `topic`, in registration order.
     func receivers(of topic: String) -> [Entry] {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
-        var isIOValue = false
-        if isCoaty, let event = Self.eventLevel(of: topic) { isIOValue = event == "IOV" }
+        let isIOValue = isCoaty && Self.isIOValueTopic(topic)
         var result: [Entry] = []
         for (filter, ids) in self.observersByFilter where filter.matches(topic) {
             for id in ids {
@@ -152,11 +151,27 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         return result
     }
 
-    /// The fourth level of a topic (the event level of a Coaty topic), without its filter.
-    static func eventLevel(of topic: String) -> Substring? {
-        let levels = topic.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
-        guard levels.count >= 4 else { return nil }
-        return levels[3].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first
+    /// Whether the fourth level of a topic (the event level of a Coaty topic) is `IOV`, with or without
+    /// a filter. Scans bytes: it runs for every inbound message.
+    static func isIOValueTopic(_ topic: String) -> Bool {
+        var utf8 = topic.utf8
+        if let answer = utf8.withContiguousStorageIfAvailable(Self.isIOValueTopic(bytes:)) { return answer }
+        utf8 = topic.utf8
+        return Self.isIOValueTopic(bytes: Array(utf8))
+    }
+
+    private static func isIOValueTopic<Bytes: RandomAccessCollection<UInt8>>(bytes: Bytes) -> Bool
+    where Bytes.Index == Int {
+        var slashes = 0
+        var index = bytes.startIndex
+        while index < bytes.endIndex, slashes < 3 {
+            if bytes[index] == UInt8(ascii: "/") { slashes += 1 }
+            index += 1
+        }
+        guard slashes == 3 else { return false }
+        let level = bytes[index...].prefix { $0 != UInt8(ascii: "/") }
+        let code = level.prefix { $0 != UInt8(ascii: ":") }
+        return code.elementsEqual("IOV".utf8)
     }
 }
 

@@ -6,7 +6,21 @@
 public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     /// The filter as written.
     public let rawValue: String
-    private let levels: [[UInt8]]
+    private let levels: [Level]
+
+    /// One level of a filter, classified once so matching compares no wildcard bytes.
+    private enum Level: Sendable {
+        case literal([UInt8])
+        /// `+`
+        case anyLevel
+        /// `#`, always the last level.
+        case anyRemainingLevels
+
+        var isWildcard: Bool {
+            if case .literal = self { return false }
+            return true
+        }
+    }
 
     /// Validates a filter.
     ///
@@ -15,23 +29,34 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     public init(_ rawValue: String) throws(TopicError) {
         try TopicRules.checkCommon(rawValue)
         let levels = TopicRules.levels(of: rawValue)
+        var classified: [Level] = []
+        classified.reserveCapacity(levels.count)
         for (index, level) in levels.enumerated() {
             if level.contains(UInt8(ascii: "#")) {
                 guard level.count == 1, index == levels.count - 1 else {
                     throw TopicError(topic: rawValue, reason: "'#' must be a whole level and the last one")
                 }
-            }
-            if level.contains(UInt8(ascii: "+")), level.count != 1 {
-                throw TopicError(topic: rawValue, reason: "'+' must fill a whole level")
+                classified.append(.anyRemainingLevels)
+            } else if level.contains(UInt8(ascii: "+")) {
+                guard level.count == 1 else { throw TopicError(topic: rawValue, reason: "'+' must fill a whole level") }
+                classified.append(.anyLevel)
+            } else {
+                classified.append(.literal(level))
             }
         }
         self.rawValue = rawValue
-        self.levels = levels
+        self.levels = classified
     }
+
+    // Equality and hashing use the text alone: the levels are derived from it. (Hashing the levels too
+    // would feed every byte to the hasher separately, which showed up in routing profiles.)
+    public static func == (lhs: TopicFilter, rhs: TopicFilter) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.rawValue) }
 
     /// Whether the filter contains `+` or `#`.
     public var hasWildcards: Bool {
-        self.levels.contains { $0 == [UInt8(ascii: "+")] || $0 == [UInt8(ascii: "#")] }
+        self.levels.contains { $0.isWildcard }
     }
 
     /// Whether a topic name matches this filter.
@@ -45,12 +70,8 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a topic name, given as UTF-8 bytes, matches this filter.
     public func matches<Bytes: Collection<UInt8>>(bytes topic: Bytes) -> Bool where Bytes.Index == Int {
-        let plus = UInt8(ascii: "+")
-        let hash = UInt8(ascii: "#")
         let slash = UInt8(ascii: "/")
-        if let first = topic.first, first == UInt8(ascii: "$"),
-            let firstLevel = self.levels.first, firstLevel == [plus] || firstLevel == [hash]
-        {
+        if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = self.levels.first, firstLevel.isWildcard {
             return false
         }
         var start = topic.startIndex
@@ -60,16 +81,20 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             var end = start
             while end < topic.endIndex, topic[end] != slash { end += 1 }
             guard levelIndex < self.levels.count else { return false }
-            let level = self.levels[levelIndex]
-            if level == [hash] { return true }
-            if level != [plus] {
+            switch self.levels[levelIndex] {
+            case .anyRemainingLevels:
+                return true
+            case .anyLevel:
+                break
+            case .literal(let level):
                 guard level.count == end - start, level.elementsEqual(topic[start..<end]) else { return false }
             }
             levelIndex += 1
             if end == topic.endIndex {
                 // Topic exhausted: match if the filter is too, or continues with a lone "#" ("a/#" matches "a").
-                return levelIndex == self.levels.count
-                    || (levelIndex == self.levels.count - 1 && self.levels[levelIndex] == [hash])
+                guard levelIndex < self.levels.count else { return true }
+                if levelIndex == self.levels.count - 1, case .anyRemainingLevels = self.levels[levelIndex] { return true }
+                return false
             }
             start = end + 1
         }

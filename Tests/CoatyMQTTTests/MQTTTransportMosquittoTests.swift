@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyCore
+import CoatyModel
 import CoatyMQTT
 import Foundation
 import CoatyTesting
@@ -41,6 +42,37 @@ struct MQTTTransportMosquittoTests {
                     #expect(message.qos == qos)
                     #expect(message.payload.count == "message \(index)".utf8.count + index * 10)
                 }
+            }
+        }
+    }
+
+    /// Requests and responses are published directly from the calling task (and from the handler on
+    /// the reader's receive path) over MQTT too; every round trip completes, in order.
+    @Test func callsAnsweredInAHandlerThroughMosquitto() async throws {
+        try await Mosquitto.withRunning { broker in
+            let managers = ["caller", "callee"].map { name in
+                CommunicationManager(transport: self.transport(broker), configuration: .init(identity: Identity(name: name)))
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for manager in managers {
+                    let states = manager.observeCommunicationState()
+                    group.addTask { try await manager.run() }
+                    _ = await states.first { $0 == .online }
+                }
+                let registration = try await managers[1].handleCalls("com.example.square") { call in
+                    let value = call.parameter(at: 0)?.intValue ?? 0
+                    try call.returnResult(.int(value * value))
+                }
+                var results: [Int] = []
+                for value in 0..<30 {
+                    let reply = try await managers[0].call(CallEvent(operation: "com.example.square", parameters: [.int(value)]))
+                        .first(timeout: .seconds(5))
+                    results.append(reply.result?.intValue ?? -1)
+                }
+                #expect(results == (0..<30).map { $0 * $0 })
+                registration.cancel()
+                for manager in managers { manager.finish() }
+                try await group.waitForAll()
             }
         }
     }

@@ -95,17 +95,16 @@ public final class InProcessBus: Sendable {
         return true
     }
 
-    func isConnected(_ session: Session) -> Bool {
-        self.state.withLock { $0.sessions[session.id] != nil }
-    }
-
     func subscribe(_ session: Session, to filters: [TopicFilter]) throws(TransportError) {
         let retained = try self.state.withLock { state throws(TransportError) -> [TransportMessage] in
-            guard var current = state.sessions[session.id] else {
+            guard state.sessions[session.id] != nil else {
                 throw TransportError(.connectionClosed, "the in-process connection is closed")
             }
-            for filter in filters where !current.filters.contains(filter) { current.filters.append(filter) }
-            state.sessions[session.id] = current
+            // Mutated in place, so the filter list is not copied on every subscription.
+            for filter in filters where state.sessions[session.id]?.filters.contains(filter) == false {
+                state.sessions[session.id]?.filters.append(filter)
+            }
+            guard !state.retained.isEmpty else { return [] }
             return state.retained.values.filter { message in filters.contains { $0.matches(message.topic) } }
                 .sorted { $0.topic < $1.topic }
         }
@@ -114,17 +113,22 @@ public final class InProcessBus: Sendable {
 
     func unsubscribe(_ session: Session, from filters: [TopicFilter]) throws(TransportError) {
         try self.state.withLock { state throws(TransportError) in
-            guard var current = state.sessions[session.id] else {
+            guard state.sessions[session.id] != nil else {
                 throw TransportError(.connectionClosed, "the in-process connection is closed")
             }
-            current.filters.removeAll { filters.contains($0) }
-            state.sessions[session.id] = current
+            state.sessions[session.id]?.filters.removeAll { filters.contains($0) }
         }
     }
 
     /// Delivers `message` to every session with a matching subscription, once per session.
-    func publish(_ message: TransportMessage) {
-        let (receivers, taps) = self.state.withLock { state in
+    ///
+    /// - Parameter sender: The publishing session; when given and no longer connected, nothing is
+    ///   published.
+    /// - Returns: `false` if `sender` is no longer connected.
+    @discardableResult
+    func publish(_ message: TransportMessage, from sender: Session? = nil) -> Bool {
+        let delivery = self.state.withLock { state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
+            if let sender, state.sessions[sender.id] == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {
                     state.retained[message.topic] = nil
@@ -134,14 +138,18 @@ public final class InProcessBus: Sendable {
                     state.retained[message.topic] = stored
                 }
             }
-            let receivers = state.sessions.values.filter { session in
-                session.filters.contains { $0.matches(message.topic) }
-            }.sorted { $0.id < $1.id }.map(\.onMessage)
-            return (receivers, Array(state.taps.values))
+            var receivers: [Session] = []
+            for session in state.sessions.values where session.filters.contains(where: { $0.matches(message.topic) }) {
+                receivers.append(session)
+            }
+            if receivers.count > 1 { receivers.sort { $0.id < $1.id } }
+            return (receivers, state.taps.isEmpty ? [] : Array(state.taps.values))
         }
+        guard let delivery else { return false }
         var delivered = message
         delivered.retain = false
-        for tap in taps { tap.yield(message) }
-        for receive in receivers { receive(delivered) }
+        for tap in delivery.taps { tap.yield(message) }
+        for receiver in delivery.receivers { receiver.onMessage(delivered) }
+        return true
     }
 }

@@ -56,10 +56,9 @@ struct InProcessConnection: TransportConnection {
         } catch {
             throw TransportError(.invalidArgument, error.description, underlying: error)
         }
-        guard self.bus.isConnected(self.session) else {
+        guard self.bus.publish(message, from: self.session) else {
             throw TransportError(.connectionLost, "the in-process connection is closed")
         }
-        self.bus.publish(message)
         return true
     }
 

@@ -6,11 +6,14 @@
 public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     /// The filter as written.
     public let rawValue: String
+    /// The filter's UTF-8 bytes, which ``Level/literal(_:)`` ranges point into.
+    private let bytes: [UInt8]
     private let levels: [Level]
 
     /// One level of a filter, classified once so matching compares no wildcard bytes.
     private enum Level: Sendable {
-        case literal([UInt8])
+        /// A level to compare byte for byte: its range in ``bytes``.
+        case literal(Range<Int>)
         /// `+`
         case anyLevel
         /// `#`, always the last level.
@@ -28,24 +31,30 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     ///   or uses `+`/`#` other than as a whole level (`#` only last).
     public init(_ rawValue: String) throws(TopicError) {
         try TopicRules.checkCommon(rawValue)
-        let levels = TopicRules.levels(of: rawValue)
-        var classified: [Level] = []
-        classified.reserveCapacity(levels.count)
-        for (index, level) in levels.enumerated() {
+        let bytes = Array(rawValue.utf8)
+        var levels: [Level] = []
+        var start = 0
+        while true {
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+            let level = bytes[start..<end]
             if level.contains(UInt8(ascii: "#")) {
-                guard level.count == 1, index == levels.count - 1 else {
+                guard level.count == 1, end == bytes.count else {
                     throw TopicError(topic: rawValue, reason: "'#' must be a whole level and the last one")
                 }
-                classified.append(.anyRemainingLevels)
+                levels.append(.anyRemainingLevels)
             } else if level.contains(UInt8(ascii: "+")) {
                 guard level.count == 1 else { throw TopicError(topic: rawValue, reason: "'+' must fill a whole level") }
-                classified.append(.anyLevel)
+                levels.append(.anyLevel)
             } else {
-                classified.append(.literal(level))
+                levels.append(.literal(start..<end))
             }
+            if end == bytes.count { break }
+            start = end + 1
         }
         self.rawValue = rawValue
-        self.levels = classified
+        self.bytes = bytes
+        self.levels = levels
     }
 
     // Equality and hashing use the text alone: the levels are derived from it. (Hashing the levels too
@@ -86,8 +95,8 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
                 return true
             case .anyLevel:
                 break
-            case .literal(let level):
-                guard level.count == end - start, level.elementsEqual(topic[start..<end]) else { return false }
+            case .literal(let range):
+                guard range.count == end - start, self.bytes[range].elementsEqual(topic[start..<end]) else { return false }
             }
             levelIndex += 1
             if end == topic.endIndex {

@@ -29,8 +29,4 @@ enum TopicRules {
         }
         if topic.utf8.contains(0) { throw TopicError(topic: topic, reason: "a topic must not contain U+0000") }
     }
-
-    static func levels(of topic: String) -> [[UInt8]] {
-        topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-    }
 }

@@ -27,8 +27,40 @@ public struct ObjectID: Sendable, Hashable, Codable, Comparable, CustomStringCon
     }
 
     /// A new random lower-case UUID v4.
+    ///
+    /// Written directly from 128 random bits: every request makes one (its correlation id), and going
+    /// through `UUID().uuidString.lowercased()` costs a formatted print and two string copies.
     public static func random() -> ObjectID {
-        ObjectID(UUID())
+        var generator = SystemRandomNumberGenerator()
+        var high = generator.next()
+        var low = generator.next()
+        high = (high & ~0xF000) | 0x4000  // version 4 (bits 48–51 of the first half)
+        low = (low & ~(0xC000 << 48)) | (0x8000 << 48)  // RFC 4122 variant (10xx)
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        let text = String(unsafeUninitializedCapacity: 36) { buffer in
+            var index = 0
+            func put(_ value: UInt64, nibbles: Int) {
+                for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
+                    buffer[index] = digits[Int((value >> UInt64(shift)) & 0xF)]
+                    index += 1
+                }
+            }
+            func dash() {
+                buffer[index] = UInt8(ascii: "-")
+                index += 1
+            }
+            put(high >> 32, nibbles: 8)
+            dash()
+            put((high >> 16) & 0xFFFF, nibbles: 4)
+            dash()
+            put(high & 0xFFFF, nibbles: 4)
+            dash()
+            put(low >> 48, nibbles: 4)
+            dash()
+            put(low & 0xFFFF_FFFF_FFFF, nibbles: 12)
+            return index
+        }
+        return ObjectID(text)
     }
 
     /// The id as a UUID, if it is one.

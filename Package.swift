@@ -115,7 +115,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ExampleTests",
-            dependencies: ["HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting", "CoatyCore"],
+            dependencies: [
+                "HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting", "CoatyCore",
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs what the tests need when it is missing
-# (mosquitto and its clients from Debian's packages, paho-mqtt from PyPI), then runs `swift test`.
+# (mosquitto and its clients from Debian's packages, paho-mqtt from PyPI), checks formatting, builds
+# with warnings as errors, builds the docs, then runs `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +20,10 @@ if ! python3 -c "import paho.mqtt.client" >/dev/null 2>&1; then
     python3 -m pip install -q paho-mqtt
 fi
 
+echo "==> swift format lint (fix with: bash Scripts/format.sh)"
+swift format lint --strict --parallel --recursive Package.swift Sources Tests Examples Benchmarks/Package.swift Benchmarks/Sources
 echo "==> swift build"
-swift build --build-tests -Xswiftc -warnings-as-errors
+swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 echo "==> docs (DocC catalogues, warnings as errors)"
 bash Scripts/docs.sh
 echo "==> swift test"

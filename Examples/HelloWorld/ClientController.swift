@@ -55,7 +55,11 @@ final class ClientController: Controller {
                 let greeting = returned.result?.stringValue ?? "?"
                 self.narrator.event(self.name, "Call→Return", "\"\(greeting)\"")
                 try communication.publish(
-                    ChannelEvent(channelID: HelloWorld.progressChannel, object: assigned.with(state: .done, greeting: greeting)))
+                    ChannelEvent(
+                        channelID: HelloWorld.progressChannel,
+                        object: assigned.with(state: .done, greeting: greeting)
+                    )
+                )
                 self.narrator.event(self.name, "Channel", "\(HelloWorld.progressChannel): task #\(task.number) done")
             }
         }
@@ -66,11 +70,18 @@ final class ClientController: Controller {
         guard let context = self.contextBox.context else { return [] }
         let filter = ObjectFilter(
             conditions: .single(FilterCondition("state", .equals("done"))),
-            orderByProperties: [FilterOrdering("number")])
-        let retrieve = try await context.communication.query(try QueryEvent.byObjectTypes([HelloTask.objectType], filter: filter))
-            .first(timeout: .seconds(10))
+            orderByProperties: [FilterOrdering("number")]
+        )
+        let retrieve = try await context.communication.query(
+            try QueryEvent.byObjectTypes([HelloTask.objectType], filter: filter)
+        )
+        .first(timeout: .seconds(10))
         let tasks = retrieve.objects.compactMap { $0 as? HelloTask }
-        self.narrator.event(self.name, "Query→Retrieve", "\(tasks.count) finished: " + tasks.map { "#\($0.number)" }.joined(separator: " "))
+        self.narrator.event(
+            self.name,
+            "Query→Retrieve",
+            "\(tasks.count) finished: " + tasks.map { "#\($0.number)" }.joined(separator: " ")
+        )
         return tasks
     }
 }

@@ -43,8 +43,14 @@ final class HelloTask: CoatyObject, @unchecked Sendable {
     /// A copy in another state.
     func with(state: State, assignee: ObjectID? = nil, greeting: String? = nil) -> HelloTask {
         HelloTask(
-            objectID: self.objectID, number: self.number, recipient: self.recipient, state: state,
-            assignee: assignee ?? self.assignee, greeting: greeting ?? self.greeting, parentObjectID: self.parentObjectID)
+            objectID: self.objectID,
+            number: self.number,
+            recipient: self.recipient,
+            state: state,
+            assignee: assignee ?? self.assignee,
+            greeting: greeting ?? self.greeting,
+            parentObjectID: self.parentObjectID
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

@@ -1,13 +1,13 @@
 import CoatyBroker
 import CoatyCommunication
 import CoatyCore
-import CoatyModel
 import CoatyMQTT
+import CoatyModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `hello-world`: the whole scene through the embedded broker, or one agent against any broker.
@@ -98,7 +98,9 @@ struct Options: Equatable {
                 self.role = argument
             case "--broker":
                 self.broker = try value(argument)
-                guard self.broker.hasPrefix("mqtt://") else { throw UsageError(description: "'--broker' takes mqtt://host:port") }
+                guard self.broker.hasPrefix("mqtt://") else {
+                    throw UsageError(description: "'--broker' takes mqtt://host:port")
+                }
             case "--namespace": self.namespace = try value(argument)
             case "--name": self.name = try value(argument)
             case "--agents":

@@ -3,9 +3,9 @@ import CoatyModel
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Prints the scene as it happens — one line per event: time, agent, event, object — and counts what
@@ -21,7 +21,8 @@ final class Narrator: Sendable {
     private struct State {
         var counts: [String: Int] = [:]
         var milestones: [Milestone] = []
-        var waiters: [(id: Int, predicate: @Sendable (Milestone) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
+        var waiters:
+            [(id: Int, predicate: @Sendable (Milestone) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
         var nextID = 0
     }
 
@@ -77,7 +78,9 @@ final class Narrator: Sendable {
     /// Waits until a milestone matching `predicate` was reached (possibly already), or `timeout` passed.
     ///
     /// - Returns: Whether it was reached.
-    func wait(for timeout: Duration = .seconds(20), until predicate: @escaping @Sendable (Milestone) -> Bool) async -> Bool {
+    func wait(for timeout: Duration = .seconds(20), until predicate: @escaping @Sendable (Milestone) -> Bool) async
+        -> Bool
+    {
         let id = self.state.withLock { state -> Int? in
             if state.milestones.contains(where: predicate) { return nil }
             state.nextID += 1

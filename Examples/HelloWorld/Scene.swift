@@ -28,24 +28,29 @@ enum Scene {
         @Sendable func configuration(_ name: String) -> Container.Configuration {
             Container.Configuration(
                 transport: makeTransport(),
-                communication: .init(identity: Identity(name: name), objectFamily: HelloWorld.family))
+                communication: .init(identity: Identity(name: name), objectFamily: HelloWorld.family)
+            )
         }
         let monitorLifecycle = ObjectLifecycleController()
         let monitor = MonitorController(narrator: narrator, lifecycle: monitorLifecycle)
         let finished = try await Container.withRunning(
-            configuration: configuration("monitor"), controllers: [monitorLifecycle, monitor]
+            configuration: configuration("monitor"),
+            controllers: [monitorLifecycle, monitor]
         ) { _ in
             let serviceLifecycle = ObjectLifecycleController()
             let service = ServiceController(narrator: narrator, lifecycle: serviceLifecycle)
             let finished = try await Container.withRunning(
-                configuration: configuration("service"), controllers: [serviceLifecycle, service]
+                configuration: configuration("service"),
+                controllers: [serviceLifecycle, service]
             ) { _ in
                 let clientA = ClientController(name: "client A", narrator: narrator)
                 let clientB = ClientController(name: "client B", narrator: narrator)
                 let finished = try await Container.withRunning(
-                    configuration: configuration("client A"), controllers: [clientA]
+                    configuration: configuration("client A"),
+                    controllers: [clientA]
                 ) { _ in
-                    try await Container.withRunning(configuration: configuration("client B"), controllers: [clientB]) { _ in
+                    try await Container.withRunning(configuration: configuration("client B"), controllers: [clientB]) {
+                        _ in
                         for number in 1...max(1, tasks) {
                             try service.offer(number)
                             let done = await narrator.wait { milestone in
@@ -76,7 +81,10 @@ enum Scene {
 
     /// The closing summary, one line per pattern.
     static func summary(_ summary: SceneSummary, tasks: Int) -> [String] {
-        var lines = ["", "Summary: \(summary.finishedTasks.count) of \(tasks) tasks done; agents left: \(summary.removedAgents.joined(separator: ", "))"]
+        var lines = [
+            "",
+            "Summary: \(summary.finishedTasks.count) of \(tasks) tasks done; agents left: \(summary.removedAgents.joined(separator: ", "))",
+        ]
         for pattern in summary.counts.keys.sorted() {
             lines.append("  \(pattern): \(summary.counts[pattern] ?? 0)")
         }

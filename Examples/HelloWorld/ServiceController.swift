@@ -39,7 +39,11 @@ final class ServiceController: Controller {
                 guard let task else { continue }
                 try update.complete(CompleteEvent(task))
                 if isNew {
-                    self.narrator.event("service", "Update→Complete", "task #\(task.number) assigned to \(client.rawValue.prefix(8))")
+                    self.narrator.event(
+                        "service",
+                        "Update→Complete",
+                        "task #\(task.number) assigned to \(client.rawValue.prefix(8))"
+                    )
                 }
             }
         }
@@ -87,7 +91,8 @@ final class ServiceController: Controller {
 
         // Clients find the service by discovering its descriptor.
         try await self.lifecycle.advertiseDiscoverableObject(
-            CoatyObject(objectType: HelloWorld.serviceType, name: "Hello service"))
+            CoatyObject(objectType: HelloWorld.serviceType, name: "Hello service")
+        )
         self.narrator.event("service", "Advertise", "\(HelloWorld.serviceType) \"Hello service\" (discoverable)")
     }
 

@@ -1,6 +1,6 @@
 import CoatyCommunication
-import CoatyModel
 import CoatyMQTT
+import CoatyModel
 import Synchronization
 
 /// One agent of the scene in its own process, against any broker: `hello-world service|client|monitor`.
@@ -14,7 +14,12 @@ enum SingleAgent {
         let name = options.role == "client" ? options.name : options.role
         let configuration = Container.Configuration(
             transport: MQTTTransport(brokerURL: options.broker),
-            communication: .init(identity: Identity(name: name), namespace: options.namespace, objectFamily: HelloWorld.family))
+            communication: .init(
+                identity: Identity(name: name),
+                namespace: options.namespace,
+                objectFamily: HelloWorld.family
+            )
+        )
         switch options.role {
         case "service":
             let service = ServiceController(narrator: narrator, lifecycle: lifecycle)
@@ -22,7 +27,10 @@ enum SingleAgent {
                 narrator.say("service: waiting for \(options.agents) other agent(s) on \(options.broker)")
                 let me = service.identityID
                 var present = Set<ObjectID>()
-                for await change in try await lifecycle.observeObjectLifecycleInfo(coreType: .identity, where: { $0.objectID != me }) {
+                for await change in try await lifecycle.observeObjectLifecycleInfo(
+                    coreType: .identity,
+                    where: { $0.objectID != me }
+                ) {
                     present.formUnion(change.added.map(\.objectID))
                     present.subtract(change.removed.map(\.objectID))
                     if present.count >= options.agents { break }
@@ -43,7 +51,8 @@ enum SingleAgent {
                 ? ClientController(name: options.name, narrator: narrator)
                 : MonitorController(narrator: narrator, lifecycle: lifecycle)
             let watcher = ServiceWatcher(lifecycle: lifecycle)
-            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, watcher, agent]) { _ in
+            try await Container.withRunning(configuration: configuration, controllers: [lifecycle, watcher, agent]) {
+                _ in
                 narrator.say("\(name): joined \(options.broker); leaving when the service leaves")
                 guard let service = watcher.changes else { return }
                 var seen = false

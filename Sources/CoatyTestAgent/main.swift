@@ -48,8 +48,10 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask {
         for await update in updates {
             let updated = CoatyObject(
-                objectType: update.object.objectType, objectID: update.object.objectID,
-                name: update.object.name + " (updated)")
+                objectType: update.object.objectType,
+                objectID: update.object.objectID,
+                name: update.object.name + " (updated)"
+            )
             try update.complete(CompleteEvent(updated))
         }
     }

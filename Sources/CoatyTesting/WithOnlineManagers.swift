@@ -33,7 +33,8 @@ public func withOnlineManagers<Result: Sendable>(
         var configuration = CommunicationManager.Configuration(
             identity: Identity(name: "Agent\(index)"),
             initialReconnectDelay: .milliseconds(10),
-            maximumReconnectDelay: .milliseconds(200))
+            maximumReconnectDelay: .milliseconds(200)
+        )
         configure(index, &configuration)
         return CommunicationManager(transport: InProcessTransport(bus: bus), configuration: configuration)
     }

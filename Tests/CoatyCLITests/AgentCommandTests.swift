@@ -41,7 +41,9 @@ struct AgentCommandTests {
                 options.operation = "com.example.add"
                 options.timeoutSeconds = 0.5
                 options.parameters = "[42, 43]"
-                let sums = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) { lines.append($0) }
+                let sums = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
+                    lines.append($0)
+                }
                 #expect(sums == 1)
                 options.parameters = #"{"x": 1}"#
                 let errors = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {

@@ -38,7 +38,9 @@ struct CommandParsingTests {
         expected.connection.namespace = "golden"
         expected.count = 3
         expected.allNamespaces = true
-        let parsed = try Command(parsing: ["monitor", "-b", "mqtt://localhost:1884", "--namespace=golden", "-c", "3", "-a"])
+        let parsed = try Command(parsing: [
+            "monitor", "-b", "mqtt://localhost:1884", "--namespace=golden", "-c", "3", "-a",
+        ])
         #expect(parsed == .monitor(expected))
     }
 
@@ -47,7 +49,9 @@ struct CommandParsingTests {
         expected.operation = "com.example.add"
         expected.parameters = "[1, 2]"
         expected.timeoutSeconds = 0.5
-        #expect(try Command(parsing: ["call", "com.example.add", "--params", "[1, 2]", "-t", "0.5s"]) == .call(expected))
+        #expect(
+            try Command(parsing: ["call", "com.example.add", "--params", "[1, 2]", "-t", "0.5s"]) == .call(expected)
+        )
     }
 
     @Test func discoverTimeout() throws {
@@ -66,14 +70,23 @@ struct CommandParsingTests {
         (["broker", "--username", "u"], "'--username' and '--password' go together", "broker"),
         (["broker", "--verbose=yes"], "'--verbose' takes no value", "broker"),
         (["broker", "extra"], "unexpected argument 'extra'", "broker"),
-        (["monitor", "--broker", "http://x"], "'--broker' takes an address like mqtt://host:port, not 'http://x'", "monitor"),
-        (["monitor", "-n", "a/b"], "a namespace must be non-empty and must not contain '/', '+', '#' or NUL", "monitor"),
+        (
+            ["monitor", "--broker", "http://x"], "'--broker' takes an address like mqtt://host:port, not 'http://x'",
+            "monitor"
+        ),
+        (
+            ["monitor", "-n", "a/b"], "a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
+            "monitor"
+        ),
         (["monitor", "--count", "0"], "'--count' must be a positive number, not '0'", "monitor"),
         (["call"], "missing operation name", "call"),
         (["call", "a/b"], "an operation name must be non-empty and must not contain '/', '+', '#' or NUL", "call"),
         (["call", "op", "--params", "42"], "'--params' takes a JSON object or array", "call"),
         (["call", "op", "op2"], "unexpected argument 'op2'", "call"),
-        (["discover", "--timeout", "-1"], "'--timeout' must be a number of seconds from 0 to 3600, not '-1'", "discover"),
+        (
+            ["discover", "--timeout", "-1"], "'--timeout' must be a number of seconds from 0 to 3600, not '-1'",
+            "discover"
+        ),
     ])
     func usageErrors(arguments: [String], message: String, subcommand: String?) {
         #expect(throws: UsageError(message, subcommand: subcommand)) { try Command(parsing: arguments) }

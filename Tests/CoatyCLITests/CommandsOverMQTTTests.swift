@@ -1,7 +1,7 @@
 import CoatyBroker
 import CoatyCommunication
-import CoatyModel
 import CoatyMQTT
+import CoatyModel
 import Testing
 
 @testable import CoatyCLI
@@ -14,7 +14,8 @@ struct CommandsOverMQTTTests {
             let url = "mqtt://127.0.0.1:\(broker.port)"
             let agent = CommunicationManager(
                 transport: MQTTTransport(brokerURL: url),
-                configuration: .init(identity: Identity(name: "Lamp")))
+                configuration: .init(identity: Identity(name: "Lamp"))
+            )
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let states = agent.observeCommunicationState()
                 group.addTask { try await agent.run() }
@@ -24,7 +25,10 @@ struct CommandsOverMQTTTests {
                 var options = DiscoverOptions()
                 options.connection.broker = url
                 options.timeoutSeconds = 0.5
-                let found = try await DiscoverCommand.run(options, transport: try TransportFactory.make(options.connection)) {
+                let found = try await DiscoverCommand.run(
+                    options,
+                    transport: try TransportFactory.make(options.connection)
+                ) {
                     lines.append($0)
                 }
                 #expect(found == 1)

@@ -19,9 +19,13 @@ struct MonitorTests {
         }()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await MonitorCommand.run(options, transport: InProcessTransport(bus: bus), ready: {
-                    readyContinuation.yield()
-                }) { line in lines.append(line) }
+                try await MonitorCommand.run(
+                    options,
+                    transport: InProcessTransport(bus: bus),
+                    ready: {
+                        readyContinuation.yield()
+                    }
+                ) { line in lines.append(line) }
             }
             for await _ in ready { break }
             try await withOnlineManagers(count: 1, bus: bus) { managers, _ in

@@ -1,8 +1,9 @@
-@testable import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import CoatyTesting
 import Testing
+
+@testable import CoatyCommunication
 
 @Suite(.timeLimit(.minutes(1)))
 struct AdvertiseTests {
@@ -28,7 +29,8 @@ struct AdvertiseTests {
             try managers[0].publish(AdvertiseEvent(thing))
             #expect(try await byCoreType.first(timeout: .seconds(5)).object.objectID == thing.objectID)
             var topics: [String] = []
-            for await message in taps where message.topic.contains("/ADV:") && message.topic.hasSuffix(managers[0].identity.objectID.rawValue) {
+            for await message in taps
+            where message.topic.contains("/ADV:") && message.topic.hasSuffix(managers[0].identity.objectID.rawValue) {
                 topics.append(message.topic)
                 if topics.count == 2 { break }
             }
@@ -44,7 +46,8 @@ struct AdvertiseTests {
         #expect { try AdvertiseEvent(object) } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
         let manager = CommunicationManager(
             transport: InProcessTransport(bus: InProcessBus()),
-            configuration: .init(identity: Identity(name: "A")))
+            configuration: .init(identity: Identity(name: "A"))
+        )
         await #expect { _ = try await manager.observeAdvertise(objectType: objectType) } throws: {
             ($0 as? CommunicationError)?.code == .invalidArgument
         }
@@ -187,8 +190,10 @@ struct DiscoverResolveTests {
     func inboundDiscoverValidation(payload: String, isValid: Bool) {
         let topic = "coaty/3/-/DSC/11111111-1111-4111-8111-111111111111/c1"
         let decoded = try? InboundEvent.decode(
-            TransportMessage(topic: topic, payload: Array(payload.utf8)), topic: #require(CoatyTopic(parsing: topic)),
-            family: ObjectFamily())
+            TransportMessage(topic: topic, payload: Array(payload.utf8)),
+            topic: #require(CoatyTopic(parsing: topic)),
+            family: ObjectFamily()
+        )
         #expect((decoded != nil) == isValid)
     }
 }

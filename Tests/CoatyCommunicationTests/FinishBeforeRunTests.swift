@@ -7,7 +7,9 @@ struct FinishBeforeRunTests {
     @Test func finishBeforeRunMakesRunReturnAtOnceAndARunAfterThatWorks() async throws {
         let bus = InProcessBus()
         let manager = CommunicationManager(
-            transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "Early")))
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "Early"))
+        )
         manager.finish()
         try await manager.run()  // returns without connecting
         #expect(bus.clientIDs.isEmpty)

@@ -1,9 +1,10 @@
-@testable import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import CoatyTesting
 import Synchronization
 import Testing
+
+@testable import CoatyCommunication
 
 @Suite(.timeLimit(.minutes(1)))
 struct HandlerTests {
@@ -63,7 +64,9 @@ struct HandlerTests {
                 .first(timeout: .seconds(5))
             #expect(resolve.object?.objectID == store[1].objectID)
             let query = try QueryEvent.byObjectTypes(
-                ["com.example.Thing"], filter: ObjectFilter(conditions: .and([FilterCondition("floor", .equals(5))])))
+                ["com.example.Thing"],
+                filter: ObjectFilter(conditions: .and([FilterCondition("floor", .equals(5))]))
+            )
             let retrieve = try await managers[0].query(query).first(timeout: .seconds(5))
             #expect(retrieve.objects.map(\.objectID) == [store[0].objectID])
         }

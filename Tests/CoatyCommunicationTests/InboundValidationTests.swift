@@ -10,14 +10,29 @@ struct InboundValidationTests {
 
     /// Invalid inbound events (protocol §2.3 verified rejections): dropped and reported, never delivered.
     @Test(arguments: [
-        ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n","externalId":null}}"#),
-        ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"},"privateData":[1]}"#),
-        ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"},"privateData":null}"#),
+        (
+            "ADV:CoatyObject",
+            #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n","externalId":null}}"#
+        ),
+        (
+            "ADV:CoatyObject",
+            #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"},"privateData":[1]}"#
+        ),
+        (
+            "ADV:CoatyObject",
+            #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"},"privateData":null}"#
+        ),
         ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x"}}"#),
         ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"Foo","objectType":"x","name":"n"}}"#),
-        ("ADV:CoatyObject", #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"com.x/T","name":"n"}}"#),
+        (
+            "ADV:CoatyObject",
+            #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"com.x/T","name":"n"}}"#
+        ),
         ("ADV:CoatyObject", #"not json"#),
-        ("ADV:Task", #"{"object":{"objectId":"o1","coreType":"Task","objectType":"coaty.Task","name":"n","creatorId":"c","creationTimestamp":1}}"#),
+        (
+            "ADV:Task",
+            #"{"object":{"objectId":"o1","coreType":"Task","objectType":"coaty.Task","name":"n","creatorId":"c","creationTimestamp":1}}"#
+        ),
     ])
     func invalidAdvertiseIsDroppedAndReported(event: String, payload: String) async throws {
         try await withOnlineManagers(count: 1) { managers, bus in
@@ -72,7 +87,8 @@ struct InboundValidationTests {
     @Test func extraLevelsAndNonUUIDSourcesAreAcceptedLikeCoatyJS() async throws {
         try await withOnlineManagers(count: 1) { managers, bus in
             let advertises = await managers[0].observeAdvertise(coreType: .coatyObject)
-            let valid = #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n","extra":{"k":[1]}},"unknown":true}"#
+            let valid =
+                #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n","extra":{"k":[1]}},"unknown":true}"#
             try await publishRaw(on: bus, [("coaty/3/-/ADV:CoatyObject/not-a-uuid", valid)])
             let event = try await advertises.first(timeout: .seconds(5))
             #expect(event.origin?.sourceID == "not-a-uuid")
@@ -104,7 +120,9 @@ struct RawTests {
 
     @Test(arguments: ["coaty/foo/bar/baz", "a/+", "a/#", ""])
     func invalidRawTopicsAreRejected(topic: String) {
-        #expect { try RawEvent(topic: topic, payload: []) } throws: { ($0 as? CommunicationError)?.code == .invalidTopic }
+        #expect { try RawEvent(topic: topic, payload: []) } throws: {
+            ($0 as? CommunicationError)?.code == .invalidTopic
+        }
     }
 
     @Test(arguments: ["coaty/#", "a/#/b", "a+"])
@@ -133,24 +151,35 @@ struct IOTests {
 
     @Test func associateDrivesIOStateAndValuesFlowOnTheRoute() async throws {
         try await withOnlineManagers(count: 3, configure: { _, configuration in configuration.namespace = "golden" }) {
-            managers, _ in
+            managers,
+            _ in
             let (router, sourceAgent, actorAgent) = (managers[0], managers[1], managers[2])
             let route = IOValueEvent.route(namespace: "golden", ioSourceID: Self.source)
             #expect(route == "coaty/3/golden/IOV/\(Self.source)")
-            let sourceStates = try await sourceAgent.observeIOState(ioContextName: "GoldenIoContext", ioPointID: Self.source)
+            let sourceStates = try await sourceAgent.observeIOState(
+                ioContextName: "GoldenIoContext",
+                ioPointID: Self.source
+            )
             var states = sourceStates.makeAsyncIterator()
             #expect(await states.next() == IOStateEvent(hasAssociations: false))
             let values = try await actorAgent.observeIOValue(route: route)
             try router.publish(
                 AssociateEvent(
-                    ioContextName: "GoldenIoContext", ioSourceID: Self.source, ioActorID: Self.actor,
-                    associatingRoute: route, updateRate: 100))
+                    ioContextName: "GoldenIoContext",
+                    ioSourceID: Self.source,
+                    ioActorID: Self.actor,
+                    associatingRoute: route,
+                    updateRate: 100
+                )
+            )
             #expect(await states.next() == IOStateEvent(hasAssociations: true, updateRate: 100))
             sourceAgent.publish(try IOValueEvent(route: route, value: ["value": 22.5, "unit": "Cel"]))
             let value = try await values.first(timeout: .seconds(5))
             #expect(value.value == ["value": 22.5, "unit": "Cel"])
             #expect(value.origin?.sourceID == Self.source)
-            try router.publish(AssociateEvent(ioContextName: "GoldenIoContext", ioSourceID: Self.source, ioActorID: Self.actor))
+            try router.publish(
+                AssociateEvent(ioContextName: "GoldenIoContext", ioSourceID: Self.source, ioActorID: Self.actor)
+            )
             #expect(await states.next() == IOStateEvent(hasAssociations: false))
         }
     }

@@ -8,7 +8,8 @@ import Testing
 struct LifecycleTests {
     /// Waits on a bus tap for the first message whose topic satisfies `predicate`.
     func firstMessage(
-        _ taps: AsyncStream<TransportMessage>, where predicate: (String) -> Bool
+        _ taps: AsyncStream<TransportMessage>,
+        where predicate: (String) -> Bool
     ) async -> TransportMessage? {
         for await message in taps where predicate(message.topic) { return message }
         return nil
@@ -20,7 +21,8 @@ struct LifecycleTests {
         let node = IONode(name: "GoldenIoContext")
         let manager = CommunicationManager(
             transport: InProcessTransport(bus: bus),
-            configuration: .init(identity: Identity(name: "AgentA"), ioNodes: [node], namespace: "golden"))
+            configuration: .init(identity: Identity(name: "AgentA"), ioNodes: [node], namespace: "golden")
+        )
         // Queued before run(): must come after the join events.
         try manager.publish(ChannelEvent(channelID: "queued", objects: []))
         let states = manager.observeCommunicationState()
@@ -33,9 +35,12 @@ struct LifecycleTests {
                 if topics.count == 3 { break }
             }
             let id = manager.identity.objectID
-            #expect(topics == [
-                "coaty/3/golden/ADV:Identity/\(id)", "coaty/3/golden/ADV:IoNode/\(id)", "coaty/3/golden/CHN:queued/\(id)",
-            ])
+            #expect(
+                topics == [
+                    "coaty/3/golden/ADV:Identity/\(id)", "coaty/3/golden/ADV:IoNode/\(id)",
+                    "coaty/3/golden/CHN:queued/\(id)",
+                ]
+            )
             manager.finish()
             try await group.waitForAll()
         }
@@ -46,9 +51,13 @@ struct LifecycleTests {
     @Test func gracefulStopPublishesDeadvertiseOnceAndNoWill() async throws {
         let bus = InProcessBus()
         let observer = CommunicationManager(
-            transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "Observer")))
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "Observer"))
+        )
         let leaving = CommunicationManager(
-            transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "Leaving")))
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "Leaving"))
+        )
         let taps = bus.messages()
         try await withThrowingTaskGroup(of: Void.self) { group in
             let observerStates = observer.observeCommunicationState()
@@ -80,7 +89,9 @@ struct LifecycleTests {
             let deadvertises = await managers[1].observeDeadvertise()
             let bus = InProcessBus()
             let extra = CommunicationManager(
-                transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "X")))
+                transport: InProcessTransport(bus: bus),
+                configuration: .init(identity: Identity(name: "X"))
+            )
             let states = extra.observeCommunicationState()
             let stream = await extra.observeDeadvertise()
             let run = Task { try await extra.run() }
@@ -118,7 +129,8 @@ struct LifecycleTests {
         let taps = bus.messages()
         let manager = CommunicationManager(
             transport: InProcessTransport(bus: bus),
-            configuration: .init(identity: Identity(name: "Q"), outboxCapacity: 3))
+            configuration: .init(identity: Identity(name: "Q"), outboxCapacity: 3)
+        )
         let diagnostics = manager.observeDiagnostics()
         for index in 0..<5 { try manager.publish(ChannelEvent(channelID: "c\(index)", objects: [])) }
         let dropped = await diagnostics.prefix(2).reduce(into: []) { $0.append($1) }
@@ -152,10 +164,14 @@ struct LifecycleTests {
 struct NamespaceTests {
     @Test func namespacesIsolateAndCrossNamespacingBridges() async throws {
         let bus = InProcessBus()
-        try await withOnlineManagers(count: 3, bus: bus, configure: { index, configuration in
-            configuration.namespace = index == 0 ? "a" : "b"
-            configuration.isCrossNamespacingEnabled = index == 2
-        }) { managers, _ in
+        try await withOnlineManagers(
+            count: 3,
+            bus: bus,
+            configure: { index, configuration in
+                configuration.namespace = index == 0 ? "a" : "b"
+                configuration.isCrossNamespacingEnabled = index == 2
+            }
+        ) { managers, _ in
             let sameNamespace = try await managers[1].observeChannel("c")
             let crossNamespace = try await managers[2].observeChannel("c")
             try managers[0].publish(ChannelEvent(channelID: "c", objects: []))

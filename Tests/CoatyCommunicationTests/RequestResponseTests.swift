@@ -21,8 +21,12 @@ func whileResponding<Event: Sendable, Result: Sendable>(
 
 func thing(_ name: String = "Thing42", floor: Int = 7, objectID: ObjectID = .random()) -> CoatyObject {
     CoatyObject(
-        objectType: "com.example.Thing", objectID: objectID, name: name, externalID: "ext-42",
-        customProperties: ["floor": .int(floor)])
+        objectType: "com.example.Thing",
+        objectID: objectID,
+        name: name,
+        externalID: "ext-42",
+        customProperties: ["floor": .int(floor)]
+    )
 }
 
 @Suite(.timeLimit(.minutes(1)))
@@ -34,11 +38,19 @@ struct QueryRetrieveTests {
             let filter = ObjectFilter(
                 conditions: .and([
                     FilterCondition("floor", .between(6, 8)), FilterCondition("name", .like("Thing%")),
-                ]))
-            let retrieve = try await whileResponding(to: queries, { query in
-                try query.retrieve(RetrieveEvent(objects: query.objectFilter.apply(to: store), privateData: ["total": 1]))
-            }) {
-                try await managers[0].query(.byObjectTypes(["com.example.Thing"], filter: filter)).first(timeout: .seconds(5))
+                ])
+            )
+            let retrieve = try await whileResponding(
+                to: queries,
+                { query in
+                    try query.retrieve(
+                        RetrieveEvent(objects: query.objectFilter.apply(to: store), privateData: ["total": 1])
+                    )
+                }
+            ) {
+                try await managers[0].query(.byObjectTypes(["com.example.Thing"], filter: filter)).first(
+                    timeout: .seconds(5)
+                )
             }
             #expect(retrieve.objects.map(\.name) == ["Thing2"])
             #expect(retrieve.privateData?["total"] == 1)
@@ -58,10 +70,13 @@ struct QueryRetrieveTests {
             }
             // A misbehaving agent sends it anyway: the requester drops and reports it.
             let topic = "coaty/3/-/RTV/rogue/\(correlationID)"
-            try await publishRaw(on: bus, [
-                (topic, #"{"objects":[{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"x"}]}"#),
-                (topic, #"{"objects":[]}"#),
-            ])
+            try await publishRaw(
+                on: bus,
+                [
+                    (topic, #"{"objects":[{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"x"}]}"#),
+                    (topic, #"{"objects":[]}"#),
+                ]
+            )
             let reported = try #require(await diagnostics.first { $0.kind == .rejectedResponse })
             #expect(reported.topic == topic)
             #expect(try await responses.first(timeout: .seconds(5)).objects.isEmpty)
@@ -80,11 +95,17 @@ struct UpdateCompleteTests {
             let taps = bus.messages()
             let original = thing()
             let updates = try await managers[1].observeUpdate(objectType: "com.example.Thing")
-            let complete = try await whileResponding(to: updates, { update in
-                let updated = CoatyObject(
-                    objectType: update.object.objectType, objectID: update.object.objectID, name: "Thing42-updated")
-                try update.complete(CompleteEvent(updated, privateData: ["accepted": true]))
-            }) {
+            let complete = try await whileResponding(
+                to: updates,
+                { update in
+                    let updated = CoatyObject(
+                        objectType: update.object.objectType,
+                        objectID: update.object.objectID,
+                        name: "Thing42-updated"
+                    )
+                    try update.complete(CompleteEvent(updated, privateData: ["accepted": true]))
+                }
+            ) {
                 try await managers[0].update(UpdateEvent(original)).first(timeout: .seconds(5))
             }
             #expect(complete.object.name == "Thing42-updated")
@@ -148,13 +169,16 @@ struct CallReturnTests {
     @Test func returnCarriesErrorsAndExecutionInfo() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let calls = try await managers[1].observeCall("com.example.add")
-            let returns = try await whileResponding(to: calls, { call in
-                guard let a = call.parameter(at: 0)?.intValue, let b = call.parameter(at: 1)?.intValue else {
-                    try call.returnError(.invalidParameters, executionInfo: ["duration": 3])
-                    return
+            let returns = try await whileResponding(
+                to: calls,
+                { call in
+                    guard let a = call.parameter(at: 0)?.intValue, let b = call.parameter(at: 1)?.intValue else {
+                        try call.returnError(.invalidParameters, executionInfo: ["duration": 3])
+                        return
+                    }
+                    try call.returnResult(.int(a + b), executionInfo: ["duration": 12])
                 }
-                try call.returnResult(.int(a + b), executionInfo: ["duration": 12])
-            }) {
+            ) {
                 let sum = try await managers[0].call(CallEvent(operation: "com.example.add", parameters: [42, 43]))
                     .first(timeout: .seconds(5))
                 let failure = try await managers[0].call(CallEvent(operation: "com.example.add", parameters: ["x": 1]))
@@ -198,7 +222,10 @@ struct CallReturnTests {
 
 /// Publishes messages on `bus` through a bare connection, as a foreign (possibly misbehaving) client.
 func publishRaw(on bus: InProcessBus, _ messages: [(String, String)]) async throws {
-    try await InProcessTransport(bus: bus).withConnection(.init(clientID: "rogue-\(ObjectID.random())"), onMessage: { _ in }) {
+    try await InProcessTransport(bus: bus).withConnection(
+        .init(clientID: "rogue-\(ObjectID.random())"),
+        onMessage: { _ in }
+    ) {
         connection in
         for (topic, payload) in messages {
             try await connection.publish(TransportMessage(topic: topic, payload: Array(payload.utf8)))

@@ -1,7 +1,8 @@
-@testable import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import Testing
+
+@testable import CoatyCommunication
 
 struct RoutingTableTests {
     typealias Table = RoutingTable<String>
@@ -123,23 +124,35 @@ struct CoatyTopicTests {
         #expect(CoatyTopic(parsing: topic) == nil)
     }
 
-    @Test(arguments: [
-        (EventCode.advertise, "Task", "golden", nil, "coaty/3/golden/ADV:Task/+"),
-        (.advertise, ":com.example.Thing", "golden", nil, "coaty/3/golden/ADV::com.example.Thing/+"),
-        (.deadvertise, nil, "golden", nil, "coaty/3/golden/DAD/+"),
-        (.discover, nil, "golden", nil, "coaty/3/golden/DSC/+/+"),
-        (.update, ":com.example.Thing", "golden", nil, "coaty/3/golden/UPD::com.example.Thing/+/+"),
-        (.call, "com.example.add", "golden", nil, "coaty/3/golden/CLL:com.example.add/+/+"),
-        (.resolve, nil, "golden", "c1", "coaty/3/golden/RSV/+/c1"),
-        (.associate, "GoldenIoContext", nil, nil, "coaty/3/+/ASC:GoldenIoContext/+"),
-    ] as [(EventCode, String?, String?, ObjectID?, String)])
-    func subscriptionFilters(code: EventCode, filter: String?, namespace: String?, correlationID: ObjectID?, expected: String) {
+    @Test(
+        arguments: [
+            (EventCode.advertise, "Task", "golden", nil, "coaty/3/golden/ADV:Task/+"),
+            (.advertise, ":com.example.Thing", "golden", nil, "coaty/3/golden/ADV::com.example.Thing/+"),
+            (.deadvertise, nil, "golden", nil, "coaty/3/golden/DAD/+"),
+            (.discover, nil, "golden", nil, "coaty/3/golden/DSC/+/+"),
+            (.update, ":com.example.Thing", "golden", nil, "coaty/3/golden/UPD::com.example.Thing/+/+"),
+            (.call, "com.example.add", "golden", nil, "coaty/3/golden/CLL:com.example.add/+/+"),
+            (.resolve, nil, "golden", "c1", "coaty/3/golden/RSV/+/c1"),
+            (.associate, "GoldenIoContext", nil, nil, "coaty/3/+/ASC:GoldenIoContext/+"),
+        ] as [(EventCode, String?, String?, ObjectID?, String)]
+    )
+    func subscriptionFilters(
+        code: EventCode,
+        filter: String?,
+        namespace: String?,
+        correlationID: ObjectID?,
+        expected: String
+    ) {
         #expect(
-            CoatyTopic.subscriptionFilter(code, filter: filter, namespace: namespace, correlationID: correlationID).rawValue
-                == expected)
+            CoatyTopic.subscriptionFilter(code, filter: filter, namespace: namespace, correlationID: correlationID)
+                .rawValue
+                == expected
+        )
     }
 
-    @Test(arguments: [("ok.name-1", true), ("", false), ("a/b", false), ("a+b", false), ("a#", false), ("a\u{0}", false)])
+    @Test(arguments: [
+        ("ok.name-1", true), ("", false), ("a/b", false), ("a+b", false), ("a#", false), ("a\u{0}", false),
+    ])
     func eventFilterValidation(name: String, isValid: Bool) {
         #expect(CoatyTopic.isValidEventFilter(name) == isValid)
     }

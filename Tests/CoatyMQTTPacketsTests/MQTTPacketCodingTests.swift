@@ -25,10 +25,28 @@ struct MQTTPacketCodingTests {
         .publish(MQTTPublishPacket(topic: "a/b", payload: Array("hello".utf8))),
         .publish(MQTTPublishPacket(topic: "a", payload: [], retain: true)),
         .publish(MQTTPublishPacket(topic: "/", payload: [0], qos: .atLeastOnce, packetID: 1)),
-        .publish(MQTTPublishPacket(topic: "\u{FEFF}x", payload: [1], qos: .exactlyOnce, retain: true, dup: true, packetID: 65_535)),
-        .publish(MQTTPublishPacket(topic: "big", payload: Array(repeating: 7, count: 200_000), qos: .atLeastOnce, packetID: 9)),
+        .publish(
+            MQTTPublishPacket(
+                topic: "\u{FEFF}x",
+                payload: [1],
+                qos: .exactlyOnce,
+                retain: true,
+                dup: true,
+                packetID: 65_535
+            )
+        ),
+        .publish(
+            MQTTPublishPacket(
+                topic: "big",
+                payload: Array(repeating: 7, count: 200_000),
+                qos: .atLeastOnce,
+                packetID: 9
+            )
+        ),
         .puback(1), .pubrec(2), .pubrel(0x1234), .pubcomp(65_535), .unsuback(7),
-        .subscribe(MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)])),
+        .subscribe(
+            MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)])
+        ),
         .subscribe(
             MQTTSubscribePacket(
                 packetID: 2,
@@ -85,10 +103,18 @@ struct MQTTPacketCodingTests {
     }
 
     @Test(arguments: [
-        ("34 0C 0001 70 0001 6d657373616765",
-         MQTTPacket.publish(MQTTPublishPacket(topic: "p", payload: Array("message".utf8), qos: .exactlyOnce, packetID: 1))),
-        ("82 06 1234 0001 70 02",
-         .subscribe(MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)]))),
+        (
+            "34 0C 0001 70 0001 6d657373616765",
+            MQTTPacket.publish(
+                MQTTPublishPacket(topic: "p", payload: Array("message".utf8), qos: .exactlyOnce, packetID: 1)
+            )
+        ),
+        (
+            "82 06 1234 0001 70 02",
+            .subscribe(
+                MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)])
+            )
+        ),
         ("90 03 1234 02", .suback(MQTTSubAckPacket(packetID: 0x1234, returnCodes: [.granted(.exactlyOnce)]))),
         ("10 12 0004 4D515454 04 02 003C 0006 68656C706572", .connect(MQTTConnectPacket(clientID: "helper"))),
         ("20 02 00 00", .connack(MQTTConnAckPacket())),
@@ -97,8 +123,16 @@ struct MQTTPacketCodingTests {
         ("70 02 0001", .pubcomp(1)), ("B0 02 0001", .unsuback(1)),
         ("A2 05 0001 0001 70", .unsubscribe(MQTTUnsubscribePacket(packetID: 1, filters: ["p"]))),
         ("C0 00", .pingreq), ("D0 00", .pingresp), ("E0 00", .disconnect),
-        ("31 0A 0005 746F706963 6D7367", .publish(MQTTPublishPacket(topic: "topic", payload: Array("msg".utf8), retain: true))),
-        ("3A 08 0001 70 0007 414243", .publish(MQTTPublishPacket(topic: "p", payload: Array("ABC".utf8), qos: .atLeastOnce, dup: true, packetID: 7))),
+        (
+            "31 0A 0005 746F706963 6D7367",
+            .publish(MQTTPublishPacket(topic: "topic", payload: Array("msg".utf8), retain: true))
+        ),
+        (
+            "3A 08 0001 70 0007 414243",
+            .publish(
+                MQTTPublishPacket(topic: "p", payload: Array("ABC".utf8), qos: .atLeastOnce, dup: true, packetID: 7)
+            )
+        ),
         ("30 06 0004 F0AA9B94", .publish(MQTTPublishPacket(topic: "\u{2A6D4}", payload: []))),
     ])
     func knownByteVectorsDecodeAndEncode(bytes: String, expected: MQTTPacket) throws {
@@ -116,7 +150,10 @@ struct MQTTPacketCodingTests {
             password: [0x00]
         )
         // Flags: username, password, will retain, will QoS 1, will flag; clean session off.
-        #expect(try MQTTPacket.connect(connect).encoded() == hex("10 19 0004 4D515454 04 EC 000A 0001 63 0001 77 0001 AA 0001 75 0001 00"))
+        #expect(
+            try MQTTPacket.connect(connect).encoded()
+                == hex("10 19 0004 4D515454 04 EC 000A 0001 63 0001 77 0001 AA 0001 75 0001 00")
+        )
     }
 
     @Test(arguments: [
@@ -135,12 +172,15 @@ struct MQTTPacketCodingTests {
         ("E0 01 00", .invalidRemainingLength(.disconnect, 1)), ("40 03 0001 00", .invalidRemainingLength(.puback, 3)),
         ("40 01 01", .invalidRemainingLength(.puback, 1)), ("20 03 00 00 00", .invalidRemainingLength(.connack, 3)),
         ("30 02 0003", .truncatedPacket(.publish)), ("32 04 0001 70 00", .truncatedPacket(.publish)),
-        ("82 05 1234 0001 70", .truncatedPacket(.subscribe)), ("82 07 1234 0001 70 02 00", .truncatedPacket(.subscribe)),
+        ("82 05 1234 0001 70", .truncatedPacket(.subscribe)),
+        ("82 07 1234 0001 70 02 00", .truncatedPacket(.subscribe)),
         ("10 0E 0004 4D515454 04 02 000A 0001 70 00", .unexpectedTrailingBytes(.connect, 1)),
         ("10 0C 0004 4D515454 04 02 000A 0001", .truncatedPacket(.connect)),
         // Packet identifier 0.
-        ("40 02 0000", .zeroPacketIdentifier), ("50 02 0000", .zeroPacketIdentifier), ("62 02 0000", .zeroPacketIdentifier),
-        ("70 02 0000", .zeroPacketIdentifier), ("B0 02 0000", .zeroPacketIdentifier), ("32 05 0001 70 0000", .zeroPacketIdentifier),
+        ("40 02 0000", .zeroPacketIdentifier), ("50 02 0000", .zeroPacketIdentifier),
+        ("62 02 0000", .zeroPacketIdentifier),
+        ("70 02 0000", .zeroPacketIdentifier), ("B0 02 0000", .zeroPacketIdentifier),
+        ("32 05 0001 70 0000", .zeroPacketIdentifier),
         ("82 06 0000 0001 70 00", .zeroPacketIdentifier), ("A2 05 0000 0001 70", .zeroPacketIdentifier),
         ("90 03 0000 00", .zeroPacketIdentifier),
         // SUBSCRIBE / UNSUBSCRIBE / SUBACK payloads.
@@ -170,7 +210,8 @@ struct MQTTPacketCodingTests {
         ("10 0F 0004 4D515454 04 02 000A 0003 EFBFBF", .disallowedCodePoint(0xFFFF)),
         ("10 12 0004 4D515454 04 06 000A 0001 70 0001 1F 0000", .disallowedCodePoint(0x1F)),  // will topic
         ("10 10 0004 4D515454 04 82 000A 0001 70 0001 7F", .disallowedCodePoint(0x7F)),  // username
-        ("30 04 0002 C080", .invalidUTF8), ("30 05 0003 EDA080", .invalidUTF8), ("30 03 0001 00", .disallowedCodePoint(0)),
+        ("30 04 0002 C080", .invalidUTF8), ("30 05 0003 EDA080", .invalidUTF8),
+        ("30 03 0001 00", .disallowedCodePoint(0)),
         ("30 05 0003 EFBFBF", .disallowedCodePoint(0xFFFF)),
         ("82 08 1234 0003 EDA080 00", .invalidUTF8), ("A2 05 1234 0001 9F", .invalidUTF8),
         ("82 06 1234 0001 0A 00", .disallowedCodePoint(0x0A)),
@@ -223,13 +264,20 @@ struct MQTTPacketCodingTests {
     }
 
     @Test func trailingInputAfterAPacketIsReported() {
-        #expect(throws: MQTTDecodingError.unexpectedTrailingBytes(.pingreq, 2)) { try MQTTPacket(decoding: hex("C0 00 C0 00")) }
+        #expect(throws: MQTTDecodingError.unexpectedTrailingBytes(.pingreq, 2)) {
+            try MQTTPacket(decoding: hex("C0 00 C0 00"))
+        }
     }
 
     @Test func errorsDescribeThemselves() {
-        #expect(MQTTDecodingError.disallowedCodePoint(0x1F).description == "string contains disallowed code point U+001F")
+        #expect(
+            MQTTDecodingError.disallowedCodePoint(0x1F).description == "string contains disallowed code point U+001F"
+        )
         #expect(MQTTDecodingError.unsupportedProtocolLevel(5).description == "unsupported protocol level 5")
-        #expect(MQTTDecodingError.invalidRemainingLength(.pingreq, 1).description == "invalid remaining length 1 for PINGREQ")
+        #expect(
+            MQTTDecodingError.invalidRemainingLength(.pingreq, 1).description
+                == "invalid remaining length 1 for PINGREQ"
+        )
         #expect(MQTTEncodingError.packetTooLarge(268_435_456).description.contains("268435456"))
     }
 
@@ -251,19 +299,28 @@ struct MQTTPacketCodingTests {
         (MQTTPacket.puback(0), MQTTEncodingError.invalidPacketIdentifier),
         (.unsuback(0), .invalidPacketIdentifier),
         (.publish(MQTTPublishPacket(topic: "a", payload: [], qos: .atLeastOnce)), .invalidPacketIdentifier),
-        (.publish(MQTTPublishPacket(topic: "a", payload: [], qos: .atLeastOnce, packetID: 0)), .invalidPacketIdentifier),
+        (
+            .publish(MQTTPublishPacket(topic: "a", payload: [], qos: .atLeastOnce, packetID: 0)),
+            .invalidPacketIdentifier
+        ),
         (.publish(MQTTPublishPacket(topic: "a", payload: [], packetID: 1)), .invalidPacketIdentifier),
         (.publish(MQTTPublishPacket(topic: "a", payload: [], dup: true)), .duplicateWithQoS0),
         (.publish(MQTTPublishPacket(topic: "a\u{1}", payload: [])), .disallowedCodePoint(1)),
         (.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [])), .emptyPayload(.subscribe)),
-        (.subscribe(MQTTSubscribePacket(packetID: 0, subscriptions: [MQTTSubscription(filter: "a", qos: .atMostOnce)])),
-         .invalidPacketIdentifier),
+        (
+            .subscribe(
+                MQTTSubscribePacket(packetID: 0, subscriptions: [MQTTSubscription(filter: "a", qos: .atMostOnce)])
+            ),
+            .invalidPacketIdentifier
+        ),
         (.unsubscribe(MQTTUnsubscribePacket(packetID: 1, filters: [])), .emptyPayload(.unsubscribe)),
         (.suback(MQTTSubAckPacket(packetID: 1, returnCodes: [])), .emptyPayload(.suback)),
         (.connect(MQTTConnectPacket(clientID: "c", password: [1])), .passwordWithoutUsername),
         (.connect(MQTTConnectPacket(clientID: "c\u{0}")), .disallowedCodePoint(0)),
-        (.connect(MQTTConnectPacket(clientID: "c", username: "u", password: Array(repeating: 0, count: 65_536))),
-         .fieldTooLong(65_536)),
+        (
+            .connect(MQTTConnectPacket(clientID: "c", username: "u", password: Array(repeating: 0, count: 65_536))),
+            .fieldTooLong(65_536)
+        ),
     ])
     func encoderRefusesInvalidPackets(packet: MQTTPacket, error: MQTTEncodingError) {
         var buffer: [UInt8] = [0xAB]
@@ -292,7 +349,9 @@ struct MQTTPacketCodingTests {
     ])
     func publishAtRemainingLengthBoundaries(payloadCount: Int, headerCount: Int) throws {
         // Topic "p" takes 3 bytes, so the remaining length is payloadCount + 3.
-        let publish = MQTTPacket.publish(MQTTPublishPacket(topic: "p", payload: Array(repeating: 0x5A, count: payloadCount)))
+        let publish = MQTTPacket.publish(
+            MQTTPublishPacket(topic: "p", payload: Array(repeating: 0x5A, count: payloadCount))
+        )
         let bytes = try publish.encoded()
         #expect(bytes.count == headerCount + 3 + payloadCount)
         if payloadCount <= 2_097_149 {
@@ -302,7 +361,9 @@ struct MQTTPacketCodingTests {
 
     @Test func encoderRefusesPacketsAboveTheMaximumRemainingLength() {
         // Topic "p" (3 bytes) + 268,435,453 bytes of payload = 268,435,456.
-        let publish = MQTTPacket.publish(MQTTPublishPacket(topic: "p", payload: Array(repeating: 0, count: 268_435_453)))
+        let publish = MQTTPacket.publish(
+            MQTTPublishPacket(topic: "p", payload: Array(repeating: 0, count: 268_435_453))
+        )
         #expect(throws: MQTTEncodingError.packetTooLarge(268_435_456)) { try publish.encoded() }
     }
 }

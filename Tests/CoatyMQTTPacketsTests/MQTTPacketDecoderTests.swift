@@ -4,7 +4,9 @@ import Testing
 struct MQTTPacketDecoderTests {
     static let stream: [MQTTPacket] = [
         .connect(MQTTConnectPacket(clientID: "v3.1.1 PINGREQ C0 valid")),
-        .subscribe(MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)])),
+        .subscribe(
+            MQTTSubscribePacket(packetID: 0x1234, subscriptions: [MQTTSubscription(filter: "p", qos: .exactlyOnce)])
+        ),
         .publish(MQTTPublishPacket(topic: "p", payload: Array("message".utf8), qos: .exactlyOnce, packetID: 1)),
         .publish(MQTTPublishPacket(topic: "large", payload: (0..<20_000).map { UInt8(truncatingIfNeeded: $0) })),
         .pubrel(1), .pingreq, .puback(9), .publish(MQTTPublishPacket(topic: "empty", payload: [])), .disconnect,
@@ -112,7 +114,9 @@ struct MQTTPacketDecoderTests {
 
     @Test func manySmallPacketsInOneChunkAreNotShiftedPerPacket() throws {
         var bytes: [UInt8] = []
-        for id in 1...200_000 { try MQTTPacket.puback(UInt16(truncatingIfNeeded: id % 65_535 + 1)).encode(into: &bytes) }
+        for id in 1...200_000 {
+            try MQTTPacket.puback(UInt16(truncatingIfNeeded: id % 65_535 + 1)).encode(into: &bytes)
+        }
         var decoder = MQTTPacketDecoder()
         decoder.append(bytes)
         var count = 0
@@ -155,7 +159,8 @@ struct MQTTPacketDecoderTests {
     }
 
     @Test func interleavedAppendAndNextKeepsBufferSmall() throws {
-        let packet = try MQTTPacket.publish(MQTTPublishPacket(topic: "t", payload: Array(repeating: 3, count: 1000))).encoded()
+        let packet = try MQTTPacket.publish(MQTTPublishPacket(topic: "t", payload: Array(repeating: 3, count: 1000)))
+            .encoded()
         var stream: [UInt8] = []
         for _ in 0..<2000 { stream += packet }
         var decoder = MQTTPacketDecoder(maximumPacketSize: 2000)

@@ -3,9 +3,9 @@ import CoatyCore
 import CoatyMQTT
 import CoatyModel
 import CoatySockets
+import CoatyTesting
 import Foundation
 import Glibc
-import CoatyTesting
 import Testing
 
 /// Coaty agents in separate processes talking through mosquitto: this test process runs one
@@ -118,8 +118,11 @@ struct AgentProcessTests {
                 // Query → Retrieve with an object filter.
                 let retrieve = try await manager.query(
                     try QueryEvent.byObjectTypes(
-                        ["coaty.test.Thing"], filter: ObjectFilter(conditions: .single(FilterCondition("name", .like("stored%"))))))
-                    .first(timeout: .seconds(5))
+                        ["coaty.test.Thing"],
+                        filter: ObjectFilter(conditions: .single(FilterCondition("name", .like("stored%"))))
+                    )
+                )
+                .first(timeout: .seconds(5))
                 #expect(retrieve.objects.map(\.name) == ["stored thing"])
 
                 // Update → Complete (the remote agent observes by object type).
@@ -134,7 +137,12 @@ struct AgentProcessTests {
                 let values = try await manager.observeIOValue(route: route)
                 try manager.publish(
                     AssociateEvent(
-                        ioContextName: "TestContext", ioSourceID: ioSourceID, ioActorID: .random(), associatingRoute: route))
+                        ioContextName: "TestContext",
+                        ioSourceID: ioSourceID,
+                        ioActorID: .random(),
+                        associatingRoute: route
+                    )
+                )
                 let value = try await values.first(timeout: .seconds(5))
                 #expect(try AnyCodable(json: value.payload) == ["value": 42])
 

@@ -1,9 +1,9 @@
 import CoatyCommunication
 import CoatyCore
-import CoatyModel
 import CoatyMQTT
-import Foundation
+import CoatyModel
 import CoatyTesting
+import Foundation
 import Testing
 
 @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(2)))
@@ -51,7 +51,10 @@ struct MQTTTransportMosquittoTests {
     @Test func callsAnsweredInAHandlerThroughMosquitto() async throws {
         try await Mosquitto.withRunning { broker in
             let managers = ["caller", "callee"].map { name in
-                CommunicationManager(transport: self.transport(broker), configuration: .init(identity: Identity(name: name)))
+                CommunicationManager(
+                    transport: self.transport(broker),
+                    configuration: .init(identity: Identity(name: name))
+                )
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for manager in managers {
@@ -65,8 +68,10 @@ struct MQTTTransportMosquittoTests {
                 }
                 var results: [Int] = []
                 for value in 0..<30 {
-                    let reply = try await managers[0].call(CallEvent(operation: "com.example.square", parameters: [.int(value)]))
-                        .first(timeout: .seconds(5))
+                    let reply = try await managers[0].call(
+                        CallEvent(operation: "com.example.square", parameters: [.int(value)])
+                    )
+                    .first(timeout: .seconds(5))
                     results.append(reply.result?.intValue ?? -1)
                 }
                 #expect(results == (0..<30).map { $0 * $0 })

@@ -55,7 +55,9 @@ struct DecodingDiagnosticsTests {
             }
         }
         defer { noisy.cancel() }
-        let payload = bytes(#"{"objectType":"coaty.CoatyObject","coreType":"CoatyObject","objectId":"a8c5e57d-6d5c-4a1f-9e43-7e2e1b6f3d10","name":"x"}"#)
+        let payload = bytes(
+            #"{"objectType":"coaty.CoatyObject","coreType":"CoatyObject","objectId":"a8c5e57d-6d5c-4a1f-9e43-7e2e1b6f3d10","name":"x"}"#
+        )
         let (_, created) = try DecodingDiagnostics.countingErrors {
             for _ in 0..<1_000 { _ = try ObjectFamily().decode(CoatyObject.self, from: payload) }
         }

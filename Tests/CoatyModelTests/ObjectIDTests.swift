@@ -11,7 +11,9 @@ struct ObjectIDTests {
             let characters = Array(id)
             #expect(characters.count == 36)
             #expect([8, 13, 18, 23].allSatisfy { characters[$0] == "-" })
-            #expect(characters.enumerated().allSatisfy { [8, 13, 18, 23].contains($0.offset) || hex.contains($0.element) })
+            #expect(
+                characters.enumerated().allSatisfy { [8, 13, 18, 23].contains($0.offset) || hex.contains($0.element) }
+            )
             #expect(characters[14] == "4", "version nibble of \(id)")
             #expect("89ab".contains(characters[19]), "variant nibble of \(id)")
             let uuid = try #require(UUID(uuidString: id))

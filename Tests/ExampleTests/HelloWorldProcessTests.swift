@@ -9,7 +9,9 @@ import Testing
 struct HelloWorldProcessTests {
     /// The `hello-world` executable, built next to the test bundle.
     static var executable: String? {
-        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return nil
+        }
         let path = URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("hello-world").path
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }

@@ -15,7 +15,10 @@ struct HelloWorldSceneTests {
         let summary = try await Scene.run(tasks: 2, pacing: .zero, narrator: narrator) { InProcessTransport(bus: bus) }
 
         #expect(summary.finishedTasks == [1, 2])
-        for pattern in ["Advertise", "Discover→Resolve", "Update→Complete", "Call→Return", "Channel", "Query→Retrieve", "Log", "lifecycle"] {
+        for pattern in [
+            "Advertise", "Discover→Resolve", "Update→Complete", "Call→Return", "Channel", "Query→Retrieve", "Log",
+            "lifecycle",
+        ] {
             #expect((summary.counts[pattern] ?? 0) > 0, "no \(pattern) event")
         }
         #expect(summary.counts["Discover→Resolve"] == 2)  // both clients found the service
@@ -30,7 +33,8 @@ struct HelloWorldSceneTests {
     }
 
     @Test(arguments: [
-        ([], Options.Role.scene), (["service", "--tasks", "2", "--agents", "3"], .service), (["client", "--name", "x"], .client),
+        ([], Options.Role.scene), (["service", "--tasks", "2", "--agents", "3"], .service),
+        (["client", "--name", "x"], .client),
     ])
     func commandLines(arguments: [String], role: Options.Role) throws {
         #expect(try Options(parsing: arguments).role == role.rawValue)

@@ -309,7 +309,10 @@ let scenarios = [
 
 print("BrokerBenchmark: embedded MQTTBroker vs mosquitto (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
 print("64-byte payloads; msgs/s = messages delivered to subscribers per second; best of 2 runs each\n")
-print(pad("scenario", 20) + pad("embedded msgs/s", 18) + pad("mosquitto msgs/s", 18) + pad("ratio", 8) + "delivered (embedded / mosquitto)")
+print(
+    pad("scenario", 20) + pad("embedded msgs/s", 18) + pad("mosquitto msgs/s", 18) + pad("ratio", 8)
+        + "delivered (embedded / mosquitto)"
+)
 
 var ratios: [Double] = []
 // BROKER_BENCHMARK_ONLY=<substring> runs only matching scenarios (for investigating one of them).

@@ -37,7 +37,9 @@ let decoder = CoatyJSONDecoder(family: family)
 /// A ~1 KB object: a canonical-type object (one Advertise message each) with a realistic property bag.
 func makeObject(_ index: Int) -> CoatyObject {
     CoatyObject(
-        objectType: "coaty.CoatyObject", name: "Sensor \(index)", externalID: "ext-\(index)",
+        objectType: "coaty.CoatyObject",
+        name: "Sensor \(index)",
+        externalID: "ext-\(index)",
         parentObjectID: "22222222-2222-4222-8222-222222222222",
         customProperties: [
             "floor": .int(index % 12), "unit": "Cel", "site": "lab", "value": .double(21.5 + Double(index % 7)),
@@ -45,7 +47,8 @@ func makeObject(_ index: Int) -> CoatyObject {
             "history": .array((0..<24).map { .double(20 + Double($0) / 10) }),
             "location": ["building": "B7", "room": "2.041", "position": ["x": 12.5, "y": 3.25, "z": 1.0]],
             "description": .string(String(repeating: "A sensor for the hello-world benchmark. ", count: 5)),
-        ])
+        ]
+    )
 }
 
 func seconds(_ duration: Duration) -> Double {
@@ -81,8 +84,12 @@ func encodeDecodeAdvertises() throws -> Double {
         CommunicationManager(
             transport: InProcessTransport(bus: bus),
             configuration: .init(
-                identity: Identity(name: name), objectFamily: family, observerBufferSize: count + 100,
-                outboxCapacity: count + 100))
+                identity: Identity(name: name),
+                objectFamily: family,
+                observerBufferSize: count + 100,
+                outboxCapacity: count + 100
+            )
+        )
     }
     let publisher = manager("publisher")
     let observer = manager("observer")
@@ -117,7 +124,9 @@ func encodeDecodeCallReturn() throws -> [Double] {
         try measure {
             let call = Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
             let parameters = try decoder.decode(CallPayload.self, from: call).parameters
-            let result = Array(try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!"))))
+            let result = Array(
+                try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!")))
+            )
             _ = try decoder.decode(ReturnPayload.self, from: result)
         }
     }
@@ -134,8 +143,14 @@ enum Callee: String, CaseIterable {
 /// with the response subscription, `first(timeout:)` and its release included.
 @concurrent func callReturnRoundTrips(_ callee: Callee) async throws -> [Double] {
     let bus = InProcessBus()
-    let caller = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "caller")))
-    let responder = CommunicationManager(transport: InProcessTransport(bus: bus), configuration: .init(identity: Identity(name: "callee")))
+    let caller = CommunicationManager(
+        transport: InProcessTransport(bus: bus),
+        configuration: .init(identity: Identity(name: "caller"))
+    )
+    let responder = CommunicationManager(
+        transport: InProcessTransport(bus: bus),
+        configuration: .init(identity: Identity(name: "callee"))
+    )
     return try await withThrowingTaskGroup(of: Void.self) { group in
         for agent in [caller, responder] {
             let states = agent.observeCommunicationState()
@@ -158,7 +173,8 @@ enum Callee: String, CaseIterable {
         for index in 0..<roundTrips {
             let start = ContinuousClock.now
             let returns = try await caller.call(
-                CallEvent(operation: "com.example.greet", parameters: ["name": "Ada", "index": .int(index)]))
+                CallEvent(operation: "com.example.greet", parameters: ["name": "Ada", "index": .int(index)])
+            )
             _ = try await returns.first(timeout: .seconds(5))
             latencies.append(seconds(ContinuousClock.now - start))
         }
@@ -180,7 +196,9 @@ func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(
 
 // MARK: Run
 
-print("CommunicationBenchmark: \(count) Advertise events of \(sampleBytes) bytes; \(roundTrips) Call → Return round trips")
+print(
+    "CommunicationBenchmark: \(count) Advertise events of \(sampleBytes) bytes; \(roundTrips) Call → Return round trips"
+)
 // Warm up both paths, then interleave rounds and keep the best of each.
 _ = try encodeDecodeAdvertises()
 _ = try await publishObserveAdvertises()
@@ -194,8 +212,12 @@ let codingRate = Double(count) / bestCoding
 let pipelineRate = Double(count) / bestPipeline
 print("")
 print("Advertise, published → observed over the in-process transport")
-print("  encode + decode only:           \(format(codingRate, 0)) events/s  (\(format(bestCoding / Double(count) * 1e6)) µs/event)")
-print("  publish → route → observe:      \(format(pipelineRate, 0)) events/s  (\(format(bestPipeline / Double(count) * 1e6)) µs/event)")
+print(
+    "  encode + decode only:           \(format(codingRate, 0)) events/s  (\(format(bestCoding / Double(count) * 1e6)) µs/event)"
+)
+print(
+    "  publish → route → observe:      \(format(pipelineRate, 0)) events/s  (\(format(bestPipeline / Double(count) * 1e6)) µs/event)"
+)
 print("  ratio (time per event, pipeline / coding): \(format(bestPipeline / bestCoding))×   target ≤ 1.25×")
 
 _ = try encodeDecodeCallReturn()
@@ -210,11 +232,15 @@ let codingMedian = percentile(codingLatencies, 0.5)
 let codingP99 = percentile(codingLatencies, 0.99)
 print("")
 print("Call → Return round trip over the in-process transport")
-print("  encode + decode of Call and Return: median \(format(codingMedian * 1e6)) µs, p99 \(format(codingP99 * 1e6)) µs")
+print(
+    "  encode + decode of Call and Return: median \(format(codingMedian * 1e6)) µs, p99 \(format(codingP99 * 1e6)) µs"
+)
 for callee in Callee.allCases {
     let latencies = roundTripLatencies[callee] ?? []
     let median = percentile(latencies, 0.5)
     let p99 = percentile(latencies, 0.99)
     print("  round trip, \(callee.rawValue):")
-    print("    median \(format(median * 1e6)) µs, p99 \(format(p99 * 1e6)) µs;  ratio: median \(format(median / codingMedian))×, p99 \(format(p99 / codingP99))×   target ≤ 1.25×")
+    print(
+        "    median \(format(median * 1e6)) µs, p99 \(format(p99 * 1e6)) µs;  ratio: median \(format(median / codingMedian))×, p99 \(format(p99 / codingP99))×   target ≤ 1.25×"
+    )
 }

@@ -119,7 +119,10 @@ struct SubscriptionTrie: Sendable {
         }
     }
 
-    private static func merge(_ subscribers: [SessionID: QualityOfService], into result: inout [SessionID: QualityOfService]) {
+    private static func merge(
+        _ subscribers: [SessionID: QualityOfService],
+        into result: inout [SessionID: QualityOfService]
+    ) {
         for (session, qos) in subscribers {
             if let existing = result[session], existing >= qos { continue }
             result[session] = qos

@@ -106,7 +106,10 @@ struct ClientConnection: Sendable {
                 logger.notice("client dropped", metadata: ["client": clientID, "reason": "\(reason)"])
             }
         } else {
-            logger.debug("connection closed", metadata: ["remote": self.socket.remoteDescription, "reason": "\(reason)"])
+            logger.debug(
+                "connection closed",
+                metadata: ["remote": self.socket.remoteDescription, "reason": "\(reason)"]
+            )
         }
     }
 
@@ -170,7 +173,10 @@ struct ClientConnection: Sendable {
                     packet = next
                 } catch {
                     if state.session == nil, case .unsupportedProtocolLevel = error {
-                        _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: .unacceptableProtocolVersion))), droppable: false)
+                        _ = outbox.enqueue(
+                            .packet(.connack(MQTTConnAckPacket(returnCode: .unacceptableProtocolVersion))),
+                            droppable: false
+                        )
                         return .refused(.unacceptableProtocolVersion)
                     }
                     return .protocolViolation("\(error)")
@@ -227,7 +233,10 @@ struct ClientConnection: Sendable {
             }
             logger.debug(
                 "subscribe",
-                metadata: ["client": state.clientID ?? "", "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ",")]
+                metadata: [
+                    "client": state.clientID ?? "",
+                    "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
+                ]
             )
             let reason: CloseReason? = self.broker.core.withLock { core in
                 var outputs: [BrokerSessions.Output] = []
@@ -379,7 +388,11 @@ struct ClientConnection: Sendable {
         state.session = sessionID
         state.clientID = clientID
         self.broker.emit(
-            .clientConnected(clientID: clientID, remoteAddress: self.socket.remoteDescription, cleanSession: connect.cleanSession)
+            .clientConnected(
+                clientID: clientID,
+                remoteAddress: self.socket.remoteDescription,
+                cleanSession: connect.cleanSession
+            )
         )
         watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
         logger.info(

@@ -95,7 +95,9 @@ public final class MQTTBroker: Sendable {
         // valid remaining length, which outgoing encoding relies on.
         guard configuration.maximumPacketSize <= MQTTRemainingLength.maximum else {
             throw BrokerError(
-                .invalidConfiguration, "maximum packet size must not exceed \(MQTTRemainingLength.maximum) bytes")
+                .invalidConfiguration,
+                "maximum packet size must not exceed \(MQTTRemainingLength.maximum) bytes"
+            )
         }
         let listener: TCPListener
         do {
@@ -241,7 +243,10 @@ public final class MQTTBroker: Sendable {
     /// ``run()`` returns (immediately if the broker already stopped). Ending the iteration or cancelling
     /// the iterating task removes the observer.
     public func events() -> BrokerEvents {
-        let (stream, continuation) = AsyncStream.makeStream(of: BrokerEvent.self, bufferingPolicy: .bufferingNewest(1000))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: BrokerEvent.self,
+            bufferingPolicy: .bufferingNewest(1000)
+        )
         let id: Int? = self.observers.withLock { observers in
             guard !observers.isStopped else { return nil }
             let id = observers.nextID

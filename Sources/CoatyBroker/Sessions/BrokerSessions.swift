@@ -172,7 +172,8 @@ struct BrokerSessions: Sendable {
         }
     }
 
-    private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output]) {
+    private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
+    {
         guard var session = self.sessions[key] else { return }
         if message.qos == .atMostOnce {
             // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).

@@ -17,7 +17,10 @@ enum MonitorCommand {
     ) async throws {
         let namespace = options.allNamespaces ? "+" : options.connection.namespace
         let filter = try TopicFilter("\(CoatyTopic.protocolName)/\(CoatyTopic.protocolVersion)/\(namespace)/#")
-        let (lines, continuation) = AsyncStream.makeStream(of: TransportMessage.self, bufferingPolicy: .bufferingNewest(10_000))
+        let (lines, continuation) = AsyncStream.makeStream(
+            of: TransportMessage.self,
+            bufferingPolicy: .bufferingNewest(10_000)
+        )
         let clientID = "CoatyMonitor" + String(ObjectID.random().rawValue.filter { $0 != "-" }.prefix(11))
         try await transport.withConnection(
             TransportConnectOptions(clientID: clientID),
@@ -29,7 +32,12 @@ enum MonitorCommand {
             formatter.showPayload = options.showPayload
             var shown = 0
             for await message in lines {
-                guard let line = formatter.line(topic: message.topic, payload: message.payload, time: StandardStream.timeOfDay())
+                guard
+                    let line = formatter.line(
+                        topic: message.topic,
+                        payload: message.payload,
+                        time: StandardStream.timeOfDay()
+                    )
                 else { continue }
                 output(line)
                 shown += 1

@@ -2,7 +2,6 @@ import CoatyCommunication
 import CoatyCore
 import CoatyModel
 
-
 /// Turns Coaty messages into one readable line each: time, event, source agent, object type and name,
 /// correlation. Pure apart from the agent names it learns from identities it sees.
 struct MonitorFormatter {
@@ -58,7 +57,8 @@ struct MonitorFormatter {
         if let object = json["object"] { return Self.describe(object) }
         if let objects = json["objects"]?.arrayValue {
             let names = objects.prefix(3).map(Self.describe).joined(separator: ", ")
-            return "\(objects.count) object(s)" + (objects.isEmpty ? "" : ": " + names) + (objects.count > 3 ? ", …" : "")
+            return "\(objects.count) object(s)" + (objects.isEmpty ? "" : ": " + names)
+                + (objects.count > 3 ? ", …" : "")
         }
         if let ids = json["objectIds"]?.arrayValue {
             return "objectIds " + ids.compactMap { $0.stringValue.map { String($0.prefix(8)) } }.joined(separator: ", ")

@@ -19,8 +19,10 @@ struct BrokerOptions: Equatable {
             case .option("max-packet-size", let inline):
                 let text = try scanner.value(for: "max-packet-size", inline: inline)
                 guard let size = Int(text), size >= 16, size <= 268_435_455 else {
-                    throw UsageError("'--max-packet-size' must be a byte count from 16 to 268435455, not '\(text)'",
-                        subcommand: "broker")
+                    throw UsageError(
+                        "'--max-packet-size' must be a byte count from 16 to 268435455, not '\(text)'",
+                        subcommand: "broker"
+                    )
                 }
                 self.maximumPacketSize = size
             case .option("username", let inline), .option("u", let inline):
@@ -58,15 +60,19 @@ struct ConnectionOptions: Equatable {
         case "broker", "b":
             let url = try scanner.value(for: "broker", inline: inline)
             guard url.hasPrefix("mqtt://") || url.hasPrefix("tcp://") else {
-                throw UsageError("'--broker' takes an address like mqtt://host:port, not '\(url)'",
-                    subcommand: scanner.subcommand)
+                throw UsageError(
+                    "'--broker' takes an address like mqtt://host:port, not '\(url)'",
+                    subcommand: scanner.subcommand
+                )
             }
             self.broker = url
         case "namespace", "n":
             let namespace = try scanner.value(for: "namespace", inline: inline)
             guard !namespace.isEmpty, !namespace.contains(where: { "/+#\u{0}".contains($0) }) else {
-                throw UsageError("a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
-                    subcommand: scanner.subcommand)
+                throw UsageError(
+                    "a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
+                    subcommand: scanner.subcommand
+                )
             }
             self.namespace = namespace
         case "username", "u": self.username = try scanner.value(for: "username", inline: inline)
@@ -128,7 +134,9 @@ struct DiscoverOptions: Equatable {
                     throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "discover")
                 }
                 self.timeoutSeconds = try parseSeconds(
-                    try scanner.value(for: "timeout", inline: inline), subcommand: "discover")
+                    try scanner.value(for: "timeout", inline: inline),
+                    subcommand: "discover"
+                )
             case .positional(let value):
                 throw UsageError("unexpected argument '\(value)'", subcommand: "discover")
             }
@@ -156,7 +164,9 @@ struct CallOptions: Equatable {
                 switch name {
                 case "timeout", "t":
                     self.timeoutSeconds = try parseSeconds(
-                        try scanner.value(for: "timeout", inline: inline), subcommand: "call")
+                        try scanner.value(for: "timeout", inline: inline),
+                        subcommand: "call"
+                    )
                 case "params":
                     let text = try scanner.value(for: "params", inline: inline)
                     guard let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else {
@@ -173,8 +183,10 @@ struct CallOptions: Equatable {
         }
         guard let operation else { throw UsageError("missing operation name", subcommand: "call") }
         guard !operation.isEmpty, !operation.contains(where: { "/+#\u{0}".contains($0) }) else {
-            throw UsageError("an operation name must be non-empty and must not contain '/', '+', '#' or NUL",
-                subcommand: "call")
+            throw UsageError(
+                "an operation name must be non-empty and must not contain '/', '+', '#' or NUL",
+                subcommand: "call"
+            )
         }
         self.operation = operation
     }
@@ -190,8 +202,10 @@ func parsePort(_ text: String, subcommand: String) throws(UsageError) -> Int {
 func parseSeconds(_ text: String, subcommand: String) throws(UsageError) -> Double {
     let trimmed = text.hasSuffix("s") ? String(text.dropLast()) : text
     guard let seconds = Double(trimmed), seconds > 0, seconds <= 3600 else {
-        throw UsageError("'--timeout' must be a number of seconds from 0 to 3600, not '\(text)'",
-            subcommand: subcommand)
+        throw UsageError(
+            "'--timeout' must be a number of seconds from 0 to 3600, not '\(text)'",
+            subcommand: subcommand
+        )
     }
     return seconds
 }

@@ -59,7 +59,9 @@ public final class Container: Sendable {
     /// Creates a container; nothing connects before ``run()``.
     public init(configuration: Configuration, controllers: [any Controller]) {
         self.communication = CommunicationManager(
-            transport: configuration.transport, configuration: configuration.communication)
+            transport: configuration.transport,
+            configuration: configuration.communication
+        )
         self.controllers = controllers
         let (items, continuation) = AsyncStream.makeStream(of: WorkSpawner.Item.self)
         self.items = items

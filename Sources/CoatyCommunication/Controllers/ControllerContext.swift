@@ -1,6 +1,6 @@
-import FoundationEssentials
 public import CoatyCore
 public import CoatyModel
+import FoundationEssentials
 
 /// What a ``Controller`` gets from its ``Container``: the communication manager, the agent identity,
 /// a logger, distributed logging, and a place to run long-lived work.

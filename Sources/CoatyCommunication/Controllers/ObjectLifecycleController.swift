@@ -90,7 +90,8 @@ public final class ObjectLifecycleController: Controller {
         let registry = LifecycleRegistry()
         let (stream, continuation) = AsyncStream.makeStream(
             of: ObjectLifecycleInfo.self,
-            bufferingPolicy: .bufferingNewest(context.communication.configuration.observerBufferSize))
+            bufferingPolicy: .bufferingNewest(context.communication.configuration.observerBufferSize)
+        )
         let emit: @Sendable (ObjectLifecycleInfo) -> Void = { info in
             if !info.isEmpty { continuation.yield(info) }
         }
@@ -129,7 +130,11 @@ public final class ObjectLifecycleController: Controller {
     @discardableResult
     public func advertiseDiscoverableObject(_ object: CoatyObject) async throws -> CoatyObject {
         let context = try self.requireContext()
-        let copy = try Self.copy(object, parent: context.identity.objectID, family: context.communication.configuration.objectFamily)
+        let copy = try Self.copy(
+            object,
+            parent: context.identity.objectID,
+            family: context.communication.configuration.objectFamily
+        )
         let startResponder = self.state.withLock { state -> Bool in
             state.discoverables[copy.objectID] = copy
             defer { state.isResolving = true }

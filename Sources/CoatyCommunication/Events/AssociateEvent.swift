@@ -27,7 +27,10 @@ public struct AssociateEvent: Sendable, Hashable {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   context name is not a valid event filter, an id is empty, or the route is not a valid topic name.
     public init(
-        ioContextName: String, ioSourceID: ObjectID, ioActorID: ObjectID, associatingRoute: String? = nil,
+        ioContextName: String,
+        ioSourceID: ObjectID,
+        ioActorID: ObjectID,
+        associatingRoute: String? = nil,
         updateRate: Int? = nil
     ) throws {
         try EventValidation.checkFilterName(ioContextName, "IO context name")
@@ -43,7 +46,9 @@ public struct AssociateEvent: Sendable, Hashable {
 
     static func invalidReason(_ source: ObjectID, _ actor: ObjectID, _ route: String?) -> String? {
         if source.rawValue.isEmpty || actor.rawValue.isEmpty { return "ioSourceId and ioActorId must not be empty" }
-        if let route, !IOValueEvent.isValidRoute(route) { return "associatingRoute '\(route)' is not a valid topic name" }
+        if let route, !IOValueEvent.isValidRoute(route) {
+            return "associatingRoute '\(route)' is not a valid topic name"
+        }
         return nil
     }
 
@@ -71,7 +76,10 @@ public struct AssociateEvent: Sendable, Hashable {
                 let rate = try container.decode(Double.self, forKey: .updateRate)
                 guard rate.isFinite, abs(rate) < 1e15 else {
                     throw DecodingError.dataCorruptedError(
-                        forKey: .updateRate, in: container, debugDescription: "updateRate out of range")
+                        forKey: .updateRate,
+                        in: container,
+                        debugDescription: "updateRate out of range"
+                    )
                 }
                 self.updateRate = Int(rate.rounded())
             }
@@ -88,8 +96,11 @@ public struct AssociateEvent: Sendable, Hashable {
 
     var payload: Payload {
         Payload(
-            ioSourceId: self.ioSourceID, ioActorId: self.ioActorID, associatingRoute: self.associatingRoute,
-            updateRate: self.updateRate)
+            ioSourceId: self.ioSourceID,
+            ioActorId: self.ioActorID,
+            associatingRoute: self.associatingRoute,
+            updateRate: self.updateRate
+        )
     }
 
     init(ioContextName: String, payload: Payload, origin: EventOrigin) throws(CommunicationError) {

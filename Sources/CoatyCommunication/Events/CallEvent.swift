@@ -86,7 +86,10 @@ public struct CallEvent: Sendable {
                 let parameters = try container.decode(AnyCodable.self, forKey: .parameters)
                 guard parameters.arrayValue != nil || parameters.objectValue != nil else {
                     throw DecodingError.dataCorruptedError(
-                        forKey: .parameters, in: container, debugDescription: "parameters must be an array or an object")
+                        forKey: .parameters,
+                        in: container,
+                        debugDescription: "parameters must be an array or an object"
+                    )
                 }
                 self.parameters = parameters
             }
@@ -194,10 +197,13 @@ public struct ReturnEvent: Sendable {
                 self.outcome = .error(
                     RemoteCallError(
                         code: try error.decode(Int.self, forKey: .code),
-                        message: try error.decode(String.self, forKey: .message)))
+                        message: try error.decode(String.self, forKey: .message)
+                    )
+                )
             default:
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: [], debugDescription: "a Return needs exactly one of result and error"))
+                    .init(codingPath: [], debugDescription: "a Return needs exactly one of result and error")
+                )
             }
             // Not a ternary: in `contains ? decode(AnyCodable) : nil` the `nil` literal becomes
             // `AnyCodable.null` (AnyCodable is nil-literal expressible), so an absent field would be sent as `null`.

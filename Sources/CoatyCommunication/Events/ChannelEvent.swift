@@ -56,7 +56,8 @@ public struct ChannelEvent: Sendable {
             let hasObjects = container.contains(.objects)
             guard hasObject != hasObjects else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: [], debugDescription: "exactly one of object and objects is required"))
+                    .init(codingPath: [], debugDescription: "exactly one of object and objects is required")
+                )
             }
             self.object = hasObject ? try container.decodeObject(forKey: .object) : nil
             self.objects = hasObjects ? try container.decodeObjects(forKey: .objects) : nil

@@ -30,7 +30,9 @@ public struct DeadvertiseEvent: Sendable {
             let ids = try container.decodeNonEmptyStrings(forKey: .objectIds)
             guard let ids else {
                 throw DecodingError.keyNotFound(
-                    CodingKeys.objectIds, .init(codingPath: [], debugDescription: "objectIds is required"))
+                    CodingKeys.objectIds,
+                    .init(codingPath: [], debugDescription: "objectIds is required")
+                )
             }
             self.objectIds = ids.map { ObjectID($0) }
         }

@@ -20,7 +20,10 @@ public struct DiscoverEvent: Sendable {
     var responseRoute: ResponseRoute?
 
     init(
-        externalID: String?, objectID: ObjectID?, objectTypes: [String]?, coreTypes: [CoreType]?
+        externalID: String?,
+        objectID: ObjectID?,
+        objectTypes: [String]?,
+        coreTypes: [CoreType]?
     ) throws(CommunicationError) {
         self.externalID = externalID
         self.objectID = objectID
@@ -38,7 +41,9 @@ public struct DiscoverEvent: Sendable {
 
     /// Discovers objects with `externalID`, optionally restricted to object or core types.
     public static func byExternalID(
-        _ externalID: String, objectTypes: [String]? = nil, coreTypes: [CoreType]? = nil
+        _ externalID: String,
+        objectTypes: [String]? = nil,
+        coreTypes: [CoreType]? = nil
     ) throws -> DiscoverEvent {
         try DiscoverEvent(externalID: externalID, objectID: nil, objectTypes: objectTypes, coreTypes: coreTypes)
     }
@@ -144,7 +149,8 @@ public struct DiscoverEvent: Sendable {
             self.externalId = try container.decodeNonEmptyString(forKey: .externalId)
             self.objectId = try container.decodeNonEmptyString(forKey: .objectId).map { ObjectID($0) }
             self.objectTypes = try container.decodeNonEmptyStrings(forKey: .objectTypes)
-            self.coreTypes = container.contains(.coreTypes) ? try container.decode([CoreType].self, forKey: .coreTypes) : nil
+            self.coreTypes =
+                container.contains(.coreTypes) ? try container.decode([CoreType].self, forKey: .coreTypes) : nil
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -157,14 +163,22 @@ public struct DiscoverEvent: Sendable {
     }
 
     var payload: Payload {
-        Payload(externalId: self.externalID, objectId: self.objectID, objectTypes: self.objectTypes, coreTypes: self.coreTypes)
+        Payload(
+            externalId: self.externalID,
+            objectId: self.objectID,
+            objectTypes: self.objectTypes,
+            coreTypes: self.coreTypes
+        )
     }
 
     init(payload: Payload, origin: EventOrigin) throws(CommunicationError) {
         do {
             try self.init(
-                externalID: payload.externalId, objectID: payload.objectId, objectTypes: payload.objectTypes,
-                coreTypes: payload.coreTypes)
+                externalID: payload.externalId,
+                objectID: payload.objectId,
+                objectTypes: payload.objectTypes,
+                coreTypes: payload.coreTypes
+            )
         } catch {
             throw .invalid(error.message)
         }

@@ -41,14 +41,17 @@ enum EventValidation {
         guard CoatyTopic.isValidEventFilter(object.objectType) else {
             throw CommunicationError(
                 .invalidArgument,
-                "objectType '\(object.objectType)' must be non-empty and must not contain '/', '+', '#' or U+0000")
+                "objectType '\(object.objectType)' must be non-empty and must not contain '/', '+', '#' or U+0000"
+            )
         }
     }
 
     static func checkFilterName(_ name: String, _ what: String) throws(CommunicationError) {
         guard CoatyTopic.isValidEventFilter(name) else {
             throw CommunicationError(
-                .invalidArgument, "\(what) '\(name)' must be non-empty and must not contain '/', '+', '#' or U+0000")
+                .invalidArgument,
+                "\(what) '\(name)' must be non-empty and must not contain '/', '+', '#' or U+0000"
+            )
         }
     }
 }

@@ -17,7 +17,9 @@ public struct QueryEvent: Sendable {
     var responseRoute: ResponseRoute?
 
     init(
-        objectTypes: [String]?, coreTypes: [CoreType]?, objectFilter: ObjectFilter,
+        objectTypes: [String]?,
+        coreTypes: [CoreType]?,
+        objectFilter: ObjectFilter,
         objectJoinConditions: ObjectJoinConditions?
     ) throws(CommunicationError) {
         guard (objectTypes == nil) != (coreTypes == nil) else {
@@ -37,16 +39,30 @@ public struct QueryEvent: Sendable {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if an
     ///   object type is empty.
     public static func byObjectTypes(
-        _ objectTypes: [String], filter: ObjectFilter = ObjectFilter(), joinConditions: ObjectJoinConditions? = nil
+        _ objectTypes: [String],
+        filter: ObjectFilter = ObjectFilter(),
+        joinConditions: ObjectJoinConditions? = nil
     ) throws -> QueryEvent {
-        try QueryEvent(objectTypes: objectTypes, coreTypes: nil, objectFilter: filter, objectJoinConditions: joinConditions)
+        try QueryEvent(
+            objectTypes: objectTypes,
+            coreTypes: nil,
+            objectFilter: filter,
+            objectJoinConditions: joinConditions
+        )
     }
 
     /// Queries objects of any of `coreTypes`.
     public static func byCoreTypes(
-        _ coreTypes: [CoreType], filter: ObjectFilter = ObjectFilter(), joinConditions: ObjectJoinConditions? = nil
+        _ coreTypes: [CoreType],
+        filter: ObjectFilter = ObjectFilter(),
+        joinConditions: ObjectJoinConditions? = nil
     ) throws -> QueryEvent {
-        try QueryEvent(objectTypes: nil, coreTypes: coreTypes, objectFilter: filter, objectJoinConditions: joinConditions)
+        try QueryEvent(
+            objectTypes: nil,
+            coreTypes: coreTypes,
+            objectFilter: filter,
+            objectJoinConditions: joinConditions
+        )
     }
 
     /// Whether `object` has one of the queried types (the requester-side Retrieve check).
@@ -82,7 +98,9 @@ public struct QueryEvent: Sendable {
         enum CodingKeys: String, CodingKey { case objectTypes, coreTypes, objectFilter, objectJoinConditions }
 
         init(
-            objectTypes: [String]?, coreTypes: [CoreType]?, objectFilter: ObjectFilter,
+            objectTypes: [String]?,
+            coreTypes: [CoreType]?,
+            objectFilter: ObjectFilter,
             objectJoinConditions: ObjectJoinConditions?
         ) {
             self.objectTypes = objectTypes
@@ -94,7 +112,8 @@ public struct QueryEvent: Sendable {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.objectTypes = try container.decodeNonEmptyStrings(forKey: .objectTypes)
-            self.coreTypes = container.contains(.coreTypes) ? try container.decode([CoreType].self, forKey: .coreTypes) : nil
+            self.coreTypes =
+                container.contains(.coreTypes) ? try container.decode([CoreType].self, forKey: .coreTypes) : nil
             self.objectFilter = try container.decode(ObjectFilter.self, forKey: .objectFilter)
             self.objectJoinConditions =
                 container.contains(.objectJoinConditions)
@@ -112,15 +131,21 @@ public struct QueryEvent: Sendable {
 
     var payload: Payload {
         Payload(
-            objectTypes: self.objectTypes, coreTypes: self.coreTypes, objectFilter: self.objectFilter,
-            objectJoinConditions: self.objectJoinConditions)
+            objectTypes: self.objectTypes,
+            coreTypes: self.coreTypes,
+            objectFilter: self.objectFilter,
+            objectJoinConditions: self.objectJoinConditions
+        )
     }
 
     init(payload: Payload, origin: EventOrigin) throws(CommunicationError) {
         do {
             try self.init(
-                objectTypes: payload.objectTypes, coreTypes: payload.coreTypes, objectFilter: payload.objectFilter,
-                objectJoinConditions: payload.objectJoinConditions)
+                objectTypes: payload.objectTypes,
+                coreTypes: payload.coreTypes,
+                objectFilter: payload.objectFilter,
+                objectJoinConditions: payload.objectJoinConditions
+            )
         } catch {
             throw .invalid(error.message)
         }

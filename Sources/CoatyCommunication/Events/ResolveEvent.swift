@@ -46,14 +46,17 @@ public struct ResolveEvent: Sendable {
             self.privateData = try container.decodePrivateData(forKey: .privateData)
             if self.object == nil && self.relatedObjects == nil {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: [], debugDescription: "a Resolve needs object or relatedObjects"))
+                    .init(codingPath: [], debugDescription: "a Resolve needs object or relatedObjects")
+                )
             }
         }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             if let object = self.object { try object.encodeObject(into: &container, forKey: .object) }
-            if let related = self.relatedObjects { try related.encodeObjects(into: &container, forKey: .relatedObjects) }
+            if let related = self.relatedObjects {
+                try related.encodeObjects(into: &container, forKey: .relatedObjects)
+            }
             try container.encodeIfPresent(self.privateData, forKey: .privateData)
         }
     }

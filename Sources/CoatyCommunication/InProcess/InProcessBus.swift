@@ -38,7 +38,8 @@ public final class InProcessBus: Sendable {
     /// a tap for tests and tools. Buffers up to `bufferSize` messages (newest kept).
     public func messages(bufferSize: Int = 10_000) -> AsyncStream<TransportMessage> {
         let (stream, continuation) = AsyncStream<TransportMessage>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
+            bufferingPolicy: .bufferingNewest(max(1, bufferSize))
+        )
         let id = self.state.withLock { state -> UInt64 in
             state.nextID += 1
             state.taps[state.nextID] = continuation
@@ -66,7 +67,9 @@ public final class InProcessBus: Sendable {
     }
 
     func connect(
-        clientID: String, will: TransportMessage?, onMessage: @escaping @Sendable (TransportMessage) -> Void
+        clientID: String,
+        will: TransportMessage?,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void
     ) -> Session {
         let (session, takenOver) = self.state.withLock { state -> (Session, Session?) in
             var takenOver: Session?
@@ -75,7 +78,12 @@ public final class InProcessBus: Sendable {
             }
             state.nextID += 1
             let session = Session(
-                id: state.nextID, clientID: clientID, will: will, onMessage: onMessage, closed: OneShotSignal())
+                id: state.nextID,
+                clientID: clientID,
+                will: will,
+                onMessage: onMessage,
+                closed: OneShotSignal()
+            )
             state.sessions[session.id] = session
             return (session, takenOver)
         }
@@ -127,7 +135,8 @@ public final class InProcessBus: Sendable {
     /// - Returns: `false` if `sender` is no longer connected.
     @discardableResult
     func publish(_ message: TransportMessage, from sender: Session? = nil) -> Bool {
-        let delivery = self.state.withLock { state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
+        let delivery = self.state.withLock {
+            state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
             if let sender, state.sessions[sender.id] == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {

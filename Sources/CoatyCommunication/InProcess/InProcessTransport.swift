@@ -31,7 +31,9 @@ public struct InProcessTransport: Transport {
             result = try await body(connection)
         } catch {
             let wasOpen = self.bus.disconnect(session, graceful: false)
-            if !wasOpen { throw TransportError(.connectionLost, "the in-process connection was dropped", underlying: error) }
+            if !wasOpen {
+                throw TransportError(.connectionLost, "the in-process connection was dropped", underlying: error)
+            }
             throw error
         }
         guard self.bus.disconnect(session, graceful: true) else {

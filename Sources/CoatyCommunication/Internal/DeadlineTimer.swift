@@ -84,7 +84,8 @@ final class DeadlineTimer: Sendable {
             state.armedDeadline = state.heap.first?.deadline ?? UInt64.max
             self.source.schedule(
                 deadline: state.armedDeadline == UInt64.max
-                    ? .distantFuture : DispatchTime(uptimeNanoseconds: state.armedDeadline))
+                    ? .distantFuture : DispatchTime(uptimeNanoseconds: state.armedDeadline)
+            )
             return due
         }
         for handler in due { handler() }

@@ -90,7 +90,10 @@ extension KeyedDecodingContainer {
         let values = try self.decode([String].self, forKey: key)
         if values.contains(where: \.isEmpty) {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "\(key.stringValue) must contain non-empty strings")
+                forKey: key,
+                in: self,
+                debugDescription: "\(key.stringValue) must contain non-empty strings"
+            )
         }
         return values
     }
@@ -101,7 +104,10 @@ extension KeyedDecodingContainer {
         let value = try self.decode(String.self, forKey: key)
         if value.isEmpty {
             throw DecodingError.dataCorruptedError(
-                forKey: key, in: self, debugDescription: "\(key.stringValue) must not be empty")
+                forKey: key,
+                in: self,
+                debugDescription: "\(key.stringValue) must not be empty"
+            )
         }
         return value
     }

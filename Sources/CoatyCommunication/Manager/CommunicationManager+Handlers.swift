@@ -30,7 +30,9 @@ extension CommunicationManager {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   operation is not a valid event filter.
     public func handleCalls(
-        _ operation: String, context: CoatyObject? = nil, _ handler: @escaping @Sendable (CallEvent) throws -> Void
+        _ operation: String,
+        context: CoatyObject? = nil,
+        _ handler: @escaping @Sendable (CallEvent) throws -> Void
     ) async throws -> EventHandlerRegistration {
         try EventValidation.checkFilterName(operation, "operation")
         return await self.handle(filter: self.filter(.call, filter: operation), handler) { delivery in
@@ -77,7 +79,8 @@ extension CommunicationManager {
                     logger.error("event handler failed: \(error)", metadata: ["topic": delivery.topic])
                 }
             },
-            finish: { registration.end() })
+            finish: { registration.end() }
+        )
         let (ids, toSubscribe) = self.addObservers(filters: [filter], kind: .coaty, receiver: receiver)
         registration.setRelease { [weak self] in self?.removeObservers(ids) }
         await self.subscribe(toSubscribe)

@@ -1,5 +1,5 @@
-public import CoatyModel
 import CoatyCore
+public import CoatyModel
 import Synchronization
 
 extension CommunicationManager {
@@ -38,7 +38,8 @@ extension CommunicationManager {
     public func observeIOState(ioContextName: String, ioPointID: ObjectID) async throws -> EventStream<IOStateEvent> {
         try EventValidation.checkFilterName(ioContextName, "IO context name")
         let associations = Mutex<(pairs: [ObjectID: Int?], last: IOStateEvent)>(
-            ([:], IOStateEvent(hasAssociations: false)))
+            ([:], IOStateEvent(hasAssociations: false))
+        )
         let (stream, continuation) = await self.observe(filters: [self.filter(.associate, filter: ioContextName)]) {
             delivery -> IOStateEvent? in
             guard case .associate(let event)? = delivery.event else { return nil }
@@ -85,10 +86,14 @@ extension CommunicationManager {
         }
         return await self.observe(filter: filter, kind: .ioValue) { delivery in
             IOValueEvent(
-                received: delivery.topic, payload: delivery.payload,
+                received: delivery.topic,
+                payload: delivery.payload,
                 origin: EventOrigin(
-                    topic: delivery.topic, sourceID: delivery.coatyTopic?.sourceID,
-                    namespace: delivery.coatyTopic?.namespace))
+                    topic: delivery.topic,
+                    sourceID: delivery.coatyTopic?.sourceID,
+                    namespace: delivery.coatyTopic?.namespace
+                )
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
-import Synchronization
 import CoatyCore
 import CoatyModel
+import Synchronization
 
 /// A decoded inbound Coaty event.
 enum InboundEvent: Sendable {
@@ -22,7 +22,10 @@ extension CommunicationManager {
     /// Routes one inbound message: called by the transport, synchronously, in order of arrival.
     func receive(_ message: TransportMessage) {
         let (receivers, autoResolve) = self.state.withLock { state in
-            (state.routing.receivers(of: message.topic), state.routing.permanentFilters.contains { $0.matches(message.topic) })
+            (
+                state.routing.receivers(of: message.topic),
+                state.routing.permanentFilters.contains { $0.matches(message.topic) }
+            )
         }
         guard !receivers.isEmpty || autoResolve else { return }
         let coatyTopic = CoatyTopic(parsing: message.topic)
@@ -73,7 +76,11 @@ extension CommunicationManager {
         return ResponseRoute(correlationID: correlationID) { [weak self] code, payload throws(CommunicationError) in
             guard let self else { throw CommunicationError(.notRunning, "the communication manager is gone") }
             let responseTopic = CoatyTopic(
-                namespace: self.namespace, code: code, sourceID: self.identity.objectID, correlationID: correlationID)
+                namespace: self.namespace,
+                code: code,
+                sourceID: self.identity.objectID,
+                correlationID: correlationID
+            )
             self.enqueue([TransportMessage(topic: responseTopic.formatted, payload: payload)], directly: true)
         }
     }
@@ -113,7 +120,12 @@ extension CommunicationManager {
         }
         for message in dropped {
             self.report(
-                .init(kind: .droppedPublication, topic: message.topic, reason: "outbox full (capacity \(self.configuration.outboxCapacity)); oldest publication dropped"))
+                .init(
+                    kind: .droppedPublication,
+                    topic: message.topic,
+                    reason: "outbox full (capacity \(self.configuration.outboxCapacity)); oldest publication dropped"
+                )
+            )
         }
         self.doorbell.ring()
     }
@@ -139,16 +151,23 @@ extension CommunicationManager {
         _ transform: @escaping @Sendable (Delivery) -> Event?
     ) async -> (stream: EventStream<Event>, continuation: AsyncStream<Event>.Continuation) {
         let (stream, continuation) = AsyncStream<Event>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize)))
+            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize))
+        )
         let receiver = ObserverReceiver(
             deliver: { [weak self] delivery in
                 guard let event = transform(delivery) else { return }
                 if case .dropped = continuation.yield(event) {
                     self?.report(
-                        .init(kind: .droppedEvent, topic: delivery.topic, reason: "observer buffer full; oldest event dropped"))
+                        .init(
+                            kind: .droppedEvent,
+                            topic: delivery.topic,
+                            reason: "observer buffer full; oldest event dropped"
+                        )
+                    )
                 }
             },
-            finish: { continuation.finish() })
+            finish: { continuation.finish() }
+        )
         let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
         continuation.onTermination = { [weak self] _ in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
         await self.subscribe(toSubscribe)
@@ -158,7 +177,9 @@ extension CommunicationManager {
     /// Adds one routing entry per filter for `receiver`. Returns their ids and the filters that are not
     /// subscribed yet, for ``subscribe(_:)``.
     func addObservers(
-        filters: [TopicFilter], kind: RouteKind, receiver: ObserverReceiver
+        filters: [TopicFilter],
+        kind: RouteKind,
+        receiver: ObserverReceiver
     ) -> (ids: [ObserverID], toSubscribe: [TopicFilter]) {
         self.state.withLock { state in
             var toSubscribe: [TopicFilter] = []
@@ -238,11 +259,16 @@ extension CommunicationManager {
 extension InboundEvent {
     /// Decodes and validates the payload of a message received on a Coaty topic.
     static func decode(
-        _ message: TransportMessage, topic: CoatyTopic, family: ObjectFamily
+        _ message: TransportMessage,
+        topic: CoatyTopic,
+        family: ObjectFamily
     ) throws(CommunicationError) -> InboundEvent {
         let origin = EventOrigin(
-            topic: message.topic, sourceID: topic.sourceID, correlationID: topic.correlationID,
-            namespace: topic.namespace)
+            topic: message.topic,
+            sourceID: topic.sourceID,
+            correlationID: topic.correlationID,
+            namespace: topic.namespace
+        )
         func payload<P: WirePayload>(_ type: P.Type) throws(CommunicationError) -> P {
             try EventCoding.decode(P.self, from: message.payload, family: family)
         }
@@ -260,7 +286,9 @@ extension InboundEvent {
             return .deadvertise(DeadvertiseEvent(payload: try payload(DeadvertiseEvent.Payload.self), origin: origin))
         case .channel:
             let channelID = try requireFilter()
-            return .channel(ChannelEvent(channelID: channelID, payload: try payload(ChannelEvent.Payload.self), origin: origin))
+            return .channel(
+                ChannelEvent(channelID: channelID, payload: try payload(ChannelEvent.Payload.self), origin: origin)
+            )
         case .discover:
             return .discover(try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin))
         case .resolve:
@@ -282,7 +310,12 @@ extension InboundEvent {
         case .associate:
             let context = try requireFilter()
             return .associate(
-                try AssociateEvent(ioContextName: context, payload: payload(AssociateEvent.Payload.self), origin: origin))
+                try AssociateEvent(
+                    ioContextName: context,
+                    payload: payload(AssociateEvent.Payload.self),
+                    origin: origin
+                )
+            )
         case .ioValue:
             throw CommunicationError.invalid("IO values are not decoded as Coaty events")
         }

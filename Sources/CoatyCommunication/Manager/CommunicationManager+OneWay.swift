@@ -14,7 +14,8 @@ extension CommunicationManager {
         self.enqueue(
             self.typeFilters(for: event.object).map { filter in
                 TransportMessage(topic: self.topic(.advertise, filter: filter).formatted, payload: payload)
-            })
+            }
+        )
     }
 
     /// Observes Advertise events of objects of a core type (subscribes `ADV:<CoreType>`).
@@ -37,7 +38,9 @@ extension CommunicationManager {
     public func observeAdvertise(objectType: String) async throws -> EventStream<AdvertiseEvent> {
         try EventValidation.checkFilterName(objectType, "objectType")
         return await self.observe(filter: self.filter(.advertise, filter: Self.typeFilter(objectType))) { delivery in
-            guard case .advertise(let event)? = delivery.event, event.object.objectType == objectType else { return nil }
+            guard case .advertise(let event)? = delivery.event, event.object.objectType == objectType else {
+                return nil
+            }
             return event
         }
     }
@@ -65,7 +68,9 @@ extension CommunicationManager {
     /// Publishes a Channel event on `CHN:<channelID>`. Enqueues and returns without suspending.
     public func publish(_ event: ChannelEvent) throws {
         let payload = try EventCoding.encode(event.payload)
-        self.enqueue([TransportMessage(topic: self.topic(.channel, filter: event.channelID).formatted, payload: payload)])
+        self.enqueue([
+            TransportMessage(topic: self.topic(.channel, filter: event.channelID).formatted, payload: payload)
+        ])
     }
 
     /// Observes Channel events of one channel. Returns once the subscription is in place.
@@ -114,14 +119,22 @@ extension CommunicationManager {
     /// A topic published by this agent.
     func topic(_ code: EventCode, filter: String? = nil, correlationID: ObjectID? = nil) -> CoatyTopic {
         CoatyTopic(
-            namespace: self.namespace, code: code, filter: filter, sourceID: self.identity.objectID,
-            correlationID: correlationID)
+            namespace: self.namespace,
+            code: code,
+            filter: filter,
+            sourceID: self.identity.objectID,
+            correlationID: correlationID
+        )
     }
 
     /// A subscription filter in this agent's namespace (or every namespace with cross-namespacing).
     func filter(_ code: EventCode, filter: String? = nil, correlationID: ObjectID? = nil) -> TopicFilter {
         CoatyTopic.subscriptionFilter(
-            code, filter: filter, namespace: self.configuration.subscriptionNamespace, correlationID: correlationID)
+            code,
+            filter: filter,
+            namespace: self.configuration.subscriptionNamespace,
+            correlationID: correlationID
+        )
     }
 
     /// The event filters an Advertise or Update of `object` is published under.

@@ -36,7 +36,10 @@ extension CommunicationManager {
             }
             return resolve
         }
-        self.enqueue([TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)], directly: true)
+        self.enqueue(
+            [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],
+            directly: true
+        )
         return stream
     }
 }
@@ -65,7 +68,8 @@ extension CommunicationManager {
         -> EventStream<RetrieveEvent>
     {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID), isResponse: true) {
+        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID), isResponse: true)
+        {
             [weak self] delivery -> RetrieveEvent? in
             guard case .retrieve(let retrieve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: retrieve) {
@@ -74,7 +78,10 @@ extension CommunicationManager {
             }
             return retrieve
         }
-        self.enqueue([TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)], directly: true)
+        self.enqueue(
+            [TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)],
+            directly: true
+        )
         return stream
     }
 
@@ -115,7 +122,9 @@ extension CommunicationManager {
     ///   - correlationID: The correlation id of the core-type request. Defaults to a random UUID.
     ///   - objectTypeCorrelationID: The correlation id of the object-type request. Defaults to a random UUID.
     public func update(
-        _ event: UpdateEvent, correlationID: ObjectID = .random(), objectTypeCorrelationID: ObjectID = .random()
+        _ event: UpdateEvent,
+        correlationID: ObjectID = .random(),
+        objectTypeCorrelationID: ObjectID = .random()
     ) async throws -> EventStream<CompleteEvent> {
         let payload = try EventCoding.encode(event.payload)
         var requests: [(filter: String, correlationID: ObjectID)] = []
@@ -136,8 +145,11 @@ extension CommunicationManager {
             requests.map { request in
                 TransportMessage(
                     topic: self.topic(.update, filter: request.filter, correlationID: request.correlationID).formatted,
-                    payload: payload)
-            }, directly: true)
+                    payload: payload
+                )
+            },
+            directly: true
+        )
         return stream
     }
 
@@ -172,14 +184,20 @@ extension CommunicationManager {
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
     public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID), isResponse: true) { delivery -> ReturnEvent? in
+        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID), isResponse: true) {
+            delivery -> ReturnEvent? in
             guard case .return(let returnEvent)? = delivery.event else { return nil }
             return returnEvent
         }
-        self.enqueue([
-            TransportMessage(
-                topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted, payload: payload)
-        ], directly: true)
+        self.enqueue(
+            [
+                TransportMessage(
+                    topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted,
+                    payload: payload
+                )
+            ],
+            directly: true
+        )
         return stream
     }
 }

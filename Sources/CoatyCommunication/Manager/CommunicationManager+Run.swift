@@ -1,6 +1,6 @@
-import Synchronization
 import CoatyCore
 import CoatyModel
+import Synchronization
 
 extension CommunicationManager {
     /// Connects, routes events and reconnects until stopped.
@@ -40,7 +40,8 @@ extension CommunicationManager {
                 try await self.transport.withConnection(
                     options,
                     onMessage: { [weak self] message in self?.receive(message) },
-                    { connection in try await self.serve(connection) })
+                    { connection in try await self.serve(connection) }
+                )
                 return
             } catch {
                 let wasOnline = self.state.withLock { state -> Bool in
@@ -51,7 +52,9 @@ extension CommunicationManager {
                 if Task.isCancelled || self.isStopRequested { return }
                 if wasOnline { delay = self.configuration.initialReconnectDelay }
                 self.configuration.logger.warning(
-                    "connection failed or lost: \(error); reconnecting in \(delay)", metadata: ["clientID": self.clientID])
+                    "connection failed or lost: \(error); reconnecting in \(delay)",
+                    metadata: ["clientID": self.clientID]
+                )
             }
             await self.sleep(delay, unlessStopped: stop)
             delay = min(delay * 2, self.configuration.maximumReconnectDelay)
@@ -220,13 +223,19 @@ extension CommunicationManager {
         var messages: [TransportMessage] = []
         for object in [self.identity as CoatyObject] + self.configuration.ioNodes {
             let topic = CoatyTopic(
-                namespace: self.namespace, code: .advertise, filter: object.coreType.rawValue,
-                sourceID: self.identity.objectID)
+                namespace: self.namespace,
+                code: .advertise,
+                filter: object.coreType.rawValue,
+                sourceID: self.identity.objectID
+            )
             let payload = AdvertiseEvent.Payload(object: object, privateData: nil)
             do {
                 messages.append(TransportMessage(topic: topic.formatted, payload: try EventCoding.encode(payload)))
             } catch {
-                self.configuration.logger.error("cannot encode join event: \(error)", metadata: ["topic": topic.formatted])
+                self.configuration.logger.error(
+                    "cannot encode join event: \(error)",
+                    metadata: ["topic": topic.formatted]
+                )
             }
         }
         return messages
@@ -236,7 +245,8 @@ extension CommunicationManager {
     func unjoinMessage() -> TransportMessage {
         let topic = CoatyTopic(namespace: self.namespace, code: .deadvertise, sourceID: self.identity.objectID)
         let payload = DeadvertiseEvent.Payload(
-            objectIds: [self.identity.objectID] + self.configuration.ioNodes.map(\.objectID))
+            objectIds: [self.identity.objectID] + self.configuration.ioNodes.map(\.objectID)
+        )
         let bytes = (try? EventCoding.encode(payload)) ?? []
         return TransportMessage(topic: topic.formatted, payload: bytes)
     }

@@ -49,12 +49,14 @@ public final class CommunicationManager: Sendable {
         self.configuration = configuration
         var state = ManagerState(outboxCapacity: configuration.outboxCapacity)
         state.routing.addPermanent(
-            CoatyTopic.subscriptionFilter(.discover, namespace: configuration.subscriptionNamespace))
+            CoatyTopic.subscriptionFilter(.discover, namespace: configuration.subscriptionNamespace)
+        )
         self.state = Mutex(state)
         if !CoatyTopic.isValidEventFilter(configuration.namespace) {
             configuration.logger.error(
                 "namespace '\(configuration.namespace)' contains invalid characters",
-                metadata: ["namespace": configuration.namespace])
+                metadata: ["namespace": configuration.namespace]
+            )
         }
     }
 
@@ -99,7 +101,8 @@ public final class CommunicationManager: Sendable {
     /// also logged at `warning` level.
     public func observeDiagnostics() -> EventStream<CommunicationDiagnostic> {
         let (stream, continuation) = AsyncStream<CommunicationDiagnostic>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize)))
+            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize))
+        )
         let id = self.state.withLock { state -> ObserverID in
             let id = state.routing.makeID()
             state.diagnosticObservers[id] = continuation
@@ -113,7 +116,9 @@ public final class CommunicationManager: Sendable {
 
     func report(_ diagnostic: CommunicationDiagnostic) {
         self.configuration.logger.warning(
-            "dropped: \(diagnostic.reason)", metadata: ["topic": diagnostic.topic, "kind": "\(diagnostic.kind)"])
+            "dropped: \(diagnostic.reason)",
+            metadata: ["topic": diagnostic.topic, "kind": "\(diagnostic.kind)"]
+        )
         let observers = self.state.withLock { Array($0.diagnosticObservers.values) }
         for observer in observers { observer.yield(diagnostic) }
     }

@@ -69,7 +69,8 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         } else {
             self.observersByFilter[entry.filter] = ids
         }
-        return !self.isNeeded(entry.filter) && self.subscribed.contains(entry.filter) ? .unsubscribe(entry.filter) : .none
+        return !self.isNeeded(entry.filter) && self.subscribed.contains(entry.filter)
+            ? .unsubscribe(entry.filter) : .none
     }
 
     /// Removes every observer, returning their entries. Subscriptions are left as they are.

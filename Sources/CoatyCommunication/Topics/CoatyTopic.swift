@@ -85,8 +85,13 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
             correlationID = ObjectID(String(levels[5]))
         }
         self.init(
-            version: version, namespace: String(levels[2]), code: eventCode, filter: filter,
-            sourceID: ObjectID(String(levels[4])), correlationID: correlationID)
+            version: version,
+            namespace: String(levels[2]),
+            code: eventCode,
+            filter: filter,
+            sourceID: ObjectID(String(levels[4])),
+            correlationID: correlationID
+        )
     }
 
     /// The event level: the code, and `:` plus the filter if there is one.
@@ -97,7 +102,8 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
 
     /// The topic name.
     public var formatted: String {
-        var topic = "\(Self.protocolName)/\(self.version)/\(self.namespace)/\(self.eventLevel)/\(self.sourceID.rawValue)"
+        var topic =
+            "\(Self.protocolName)/\(self.version)/\(self.namespace)/\(self.eventLevel)/\(self.sourceID.rawValue)"
         if let correlationID = self.correlationID { topic += "/" + correlationID.rawValue }
         return topic
     }
@@ -141,7 +147,8 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
     /// context name: non-empty, without U+0000, `+`, `#` or `/` (coaty-js `isValidEventFilter`).
     public static func isValidEventFilter(_ name: String) -> Bool {
         guard !name.isEmpty else { return false }
-        for byte in name.utf8 where byte == 0 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#")
+        for byte in name.utf8
+        where byte == 0 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#")
             || byte == UInt8(ascii: "/")
         {
             return false

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Standard output or standard error, written without buffering, so each line reaches a pipe at once
@@ -29,11 +29,11 @@ package enum StandardStream {
             var offset = 0
             while offset < buffer.count {
                 #if canImport(Glibc)
-                let written = Glibc.write(self.descriptor, base + offset, buffer.count - offset)
+                    let written = Glibc.write(self.descriptor, base + offset, buffer.count - offset)
                 #elseif canImport(Musl)
-                let written = Musl.write(self.descriptor, base + offset, buffer.count - offset)
+                    let written = Musl.write(self.descriptor, base + offset, buffer.count - offset)
                 #else
-                let written = Darwin.write(self.descriptor, base + offset, buffer.count - offset)
+                    let written = Darwin.write(self.descriptor, base + offset, buffer.count - offset)
                 #endif
                 if written < 0, errno == EINTR { continue }
                 if written <= 0 { return }

@@ -71,16 +71,19 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     /// Whether a topic name matches this filter.
     public func matches(_ topic: String) -> Bool {
         var utf8 = topic.utf8
-        return utf8.withContiguousStorageIfAvailable { self.matches(bytes: $0) } ?? {
-            utf8 = topic.utf8
-            return self.matches(bytes: Array(utf8))
-        }()
+        return utf8.withContiguousStorageIfAvailable { self.matches(bytes: $0) }
+            ?? {
+                utf8 = topic.utf8
+                return self.matches(bytes: Array(utf8))
+            }()
     }
 
     /// Whether a topic name, given as UTF-8 bytes, matches this filter.
     public func matches<Bytes: Collection<UInt8>>(bytes topic: Bytes) -> Bool where Bytes.Index == Int {
         let slash = UInt8(ascii: "/")
-        if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = self.levels.first, firstLevel.isWildcard {
+        if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = self.levels.first,
+            firstLevel.isWildcard
+        {
             return false
         }
         var start = topic.startIndex
@@ -96,13 +99,17 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             case .anyLevel:
                 break
             case .literal(let range):
-                guard range.count == end - start, self.bytes[range].elementsEqual(topic[start..<end]) else { return false }
+                guard range.count == end - start, self.bytes[range].elementsEqual(topic[start..<end]) else {
+                    return false
+                }
             }
             levelIndex += 1
             if end == topic.endIndex {
                 // Topic exhausted: match if the filter is too, or continues with a lone "#" ("a/#" matches "a").
                 guard levelIndex < self.levels.count else { return true }
-                if levelIndex == self.levels.count - 1, case .anyRemainingLevels = self.levels[levelIndex] { return true }
+                if levelIndex == self.levels.count - 1, case .anyRemainingLevels = self.levels[levelIndex] {
+                    return true
+                }
                 return false
             }
             start = end + 1

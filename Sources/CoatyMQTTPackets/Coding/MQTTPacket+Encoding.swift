@@ -103,7 +103,9 @@ extension MQTTPacket {
         try MQTTRemainingLength.encode(remainingLength, into: &buffer)
     }
 
-    private static func encodePublish(_ publish: MQTTPublishPacket, into buffer: inout [UInt8]) throws(MQTTEncodingError) {
+    private static func encodePublish(_ publish: MQTTPublishPacket, into buffer: inout [UInt8])
+        throws(MQTTEncodingError)
+    {
         do throws(TopicError) {
             try TopicName.validate(publish.topic)
         } catch {
@@ -128,7 +130,9 @@ extension MQTTPacket {
         buffer.append(contentsOf: publish.payload)
     }
 
-    private static func encodeConnect(_ connect: MQTTConnectPacket, into buffer: inout [UInt8]) throws(MQTTEncodingError) {
+    private static func encodeConnect(_ connect: MQTTConnectPacket, into buffer: inout [UInt8])
+        throws(MQTTEncodingError)
+    {
         // Variable header: protocol name, level, flags, keep alive.
         var length = 6 + 1 + 1 + 2
         var flags: UInt8 = connect.cleanSession ? 0b0000_0010 : 0

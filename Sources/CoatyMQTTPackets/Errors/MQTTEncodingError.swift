@@ -26,7 +26,8 @@ package enum MQTTEncodingError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .packetTooLarge(let length): "remaining length \(length) exceeds 268,435,455"
         case .fieldTooLong(let count): "field of \(count) bytes exceeds 65,535"
-        case .disallowedCodePoint(let value): "string contains disallowed code point U+\(String(value, radix: 16, uppercase: true))"
+        case .disallowedCodePoint(let value):
+            "string contains disallowed code point U+\(String(value, radix: 16, uppercase: true))"
         case .invalidTopic(let error): error.description
         case .invalidPacketIdentifier: "packet identifier missing, zero, or present for QoS 0"
         case .duplicateWithQoS0: "DUP set on a QoS 0 PUBLISH"

@@ -35,10 +35,19 @@ public final class IOActor: IOPoint, @unchecked Sendable {
         customProperties: [String: AnyCodable] = [:]
     ) {
         super.init(
-            pointObjectType: objectType, objectID: objectID, name: name, valueType: valueType,
-            useRawIoValues: useRawIoValues, updateRate: updateRate, externalRoute: externalRoute,
-            externalID: externalID, parentObjectID: parentObjectID, locationID: locationID,
-            isDeactivated: isDeactivated, customProperties: customProperties)
+            pointObjectType: objectType,
+            objectID: objectID,
+            name: name,
+            valueType: valueType,
+            useRawIoValues: useRawIoValues,
+            updateRate: updateRate,
+            externalRoute: externalRoute,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     /// Decodes and validates the IO actor as coaty-js does (see ``IOPoint/init(from:)``).

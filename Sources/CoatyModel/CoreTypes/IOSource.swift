@@ -44,10 +44,19 @@ public final class IOSource: IOPoint, @unchecked Sendable {
     ) {
         self.updateStrategy = updateStrategy
         super.init(
-            pointObjectType: objectType, objectID: objectID, name: name, valueType: valueType,
-            useRawIoValues: useRawIoValues, updateRate: updateRate, externalRoute: externalRoute,
-            externalID: externalID, parentObjectID: parentObjectID, locationID: locationID,
-            isDeactivated: isDeactivated, customProperties: customProperties)
+            pointObjectType: objectType,
+            objectID: objectID,
+            name: name,
+            valueType: valueType,
+            useRawIoValues: useRawIoValues,
+            updateRate: updateRate,
+            externalRoute: externalRoute,
+            externalID: externalID,
+            parentObjectID: parentObjectID,
+            locationID: locationID,
+            isDeactivated: isDeactivated,
+            customProperties: customProperties
+        )
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

@@ -2,9 +2,9 @@ public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Serialises `Process.run()` for the whole test process: concurrent launches from parallel tests
@@ -52,19 +52,19 @@ public func runProcess(_ executable: String, _ arguments: [String], input: Data?
     // instead of hanging the whole test run.
     let status: Int32 = try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do {
-            try launch(process)
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-            return
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try launch(process)
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+                return
+            }
+            if let input {
+                stdin.fileHandleForWriting.write(input)
+                try? stdin.fileHandleForWriting.close()
+            }
         }
-        if let input {
-            stdin.fileHandleForWriting.write(input)
-            try? stdin.fileHandleForWriting.close()
-        }
-    }
     } onCancel: {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }

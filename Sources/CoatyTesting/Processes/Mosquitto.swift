@@ -2,9 +2,9 @@ import CoatySockets
 public import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A mosquitto broker process on a free loopback port, for tests that need a real third-party broker.
@@ -22,8 +22,10 @@ import Darwin
 /// ```
 public struct Mosquitto: Sendable {
     /// Where the mosquitto executable is, if installed (Debian installs it in /usr/sbin).
-    public static let executablePath: String? = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let executablePath: String? = [
+        "/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto",
+    ]
+    .first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// Whether mosquitto is installed.
     public static var isAvailable: Bool { Self.executablePath != nil }
@@ -84,9 +86,9 @@ public struct Mosquitto: Sendable {
     public static func kill(_ process: Process) {
         if process.isRunning {
             #if canImport(Glibc)
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+                _ = Glibc.kill(process.processIdentifier, SIGKILL)
             #else
-            _ = Darwin.kill(process.processIdentifier, SIGKILL)
+                _ = Darwin.kill(process.processIdentifier, SIGKILL)
             #endif
         }
         process.waitUntilExit()

@@ -8,7 +8,7 @@ struct ConformanceTests {
     /// Sequences the broker deliberately answers differently, keyed by (file, group, name), with reasons.
     static let expectedFailures: [String: String] = [
         key("CONNACK.json", "v3.1.1 CONNACK", "issue 2163 v3"):
-            "sends an MQTT 3.1 (MQIsdp, level 3) CONNECT; this broker speaks MQTT 3.1.1 only and closes",
+            "sends an MQTT 3.1 (MQIsdp, level 3) CONNECT; this broker speaks MQTT 3.1.1 only and closes"
     ]
 
     static func key(_ file: String, _ group: String, _ name: String) -> String { "\(file)|\(group)|\(name)" }
@@ -37,7 +37,9 @@ struct ConformanceTests {
         for (key, reason) in Self.expectedFailures where !failedKeys.contains(key) {
             Issue.record("expected failure passed, remove it from the list: \(key) (\(reason))")
         }
-        print("Broker conformance: \(sequences.count - failures.count)/\(sequences.count) passed, "
-            + "\(failures.count - unexpected) expected failure(s), \(unexpected) unexpected")
+        print(
+            "Broker conformance: \(sequences.count - failures.count)/\(sequences.count) passed, "
+                + "\(failures.count - unexpected) expected failure(s), \(unexpected) unexpected"
+        )
     }
 }

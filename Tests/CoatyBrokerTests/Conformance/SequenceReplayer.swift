@@ -17,7 +17,10 @@ struct SequenceReplayer {
         defer { client.close() }
         do {
             if test.connect ?? true {
-                try await client.send(Self.defaultConnect(clientID: selected.fullName, version: test.ver ?? 4), timeout: self.timeout)
+                try await client.send(
+                    Self.defaultConnect(clientID: selected.fullName, version: test.ver ?? 4),
+                    timeout: self.timeout
+                )
                 try await client.expect([0x20, 0x02, 0x00, 0x00], timeout: self.timeout)
             }
             for (index, step) in test.msgs.enumerated() {
@@ -33,7 +36,11 @@ struct SequenceReplayer {
                         return "step \(index) recv: \(error)"
                     }
                 case "publish":
-                    try await self.helperPublish(topic: step.topic ?? "", qos: step.qos ?? 0, payload: step.payload ?? "")
+                    try await self.helperPublish(
+                        topic: step.topic ?? "",
+                        qos: step.qos ?? 0,
+                        payload: step.payload ?? ""
+                    )
                 default:
                     return "step \(index): unknown type \(step.type)"
                 }
@@ -59,7 +66,8 @@ struct SequenceReplayer {
         try await helper.send(Self.defaultConnect(clientID: "helper", version: 4), timeout: self.timeout)
         try await helper.expect([0x20, 0x02, 0x00, 0x00], timeout: self.timeout)
         let topicBytes = Array(topic.utf8)
-        let body = [UInt8(topicBytes.count >> 8), UInt8(topicBytes.count & 0xFF)] + topicBytes
+        let body =
+            [UInt8(topicBytes.count >> 8), UInt8(topicBytes.count & 0xFF)] + topicBytes
             + (qos > 0 ? [0x00, 0x01] : []) + Array(payload.utf8)
         try await helper.send([0x30 | UInt8(qos << 1)] + Self.remainingLength(body.count) + body, timeout: self.timeout)
         switch qos {

@@ -24,8 +24,10 @@ struct InteropTests {
             let subscriberID = "interop-sub-\(qos)"
             async let subscriber = runProcess(
                 Self.mosquittoSub,
-                ["-h", "127.0.0.1", "-p", port, "-i", subscriberID, "-t", "interop/#", "-q", "\(qos)",
-                 "-C", "2", "-W", "20", "-F", "%t %q %p"]
+                [
+                    "-h", "127.0.0.1", "-p", port, "-i", subscriberID, "-t", "interop/#", "-q", "\(qos)",
+                    "-C", "2", "-W", "20", "-F", "%t %q %p",
+                ]
             )
             await self.subscribed(subscriberID, in: events)
             for index in 1...2 {

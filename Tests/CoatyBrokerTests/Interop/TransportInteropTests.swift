@@ -19,7 +19,8 @@ struct TransportInteropTests {
                 try await Self.withConnection(transport, clientID: "coaty-pub") { publisher in
                     for qos in QualityOfService.allCases {
                         try await publisher.publish(
-                            TransportMessage(topic: "coaty/qos\(qos.rawValue)", payload: [qos.rawValue], qos: qos))
+                            TransportMessage(topic: "coaty/qos\(qos.rawValue)", payload: [qos.rawValue], qos: qos)
+                        )
                     }
                 }
                 var iterator = messages.makeAsyncIterator()
@@ -34,11 +35,16 @@ struct TransportInteropTests {
                 await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         let will = TransportMessage(topic: "coaty/will", payload: Array("gone".utf8))
-                        try await transport.withConnection(.init(clientID: "coaty-dying", lastWill: will), onMessage: { _ in }) {
+                        try await transport.withConnection(
+                            .init(clientID: "coaty-dying", lastWill: will),
+                            onMessage: { _ in }
+                        ) {
                             _ in try await Task.sleep(for: .seconds(60))
                         }
                     }
-                    _ = await events.first { if case .clientConnected("coaty-dying", _, _) = $0 { true } else { false } }
+                    _ = await events.first {
+                        if case .clientConnected("coaty-dying", _, _) = $0 { true } else { false }
+                    }
                     group.cancelAll()
                     _ = try? await group.waitForAll()
                 }

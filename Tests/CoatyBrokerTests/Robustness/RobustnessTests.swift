@@ -10,8 +10,15 @@ import Testing
 struct RobustnessTests {
     /// A connected client that subscribed to `filter`, for checking that others are unaffected.
     private func bystander(port: Int, filter: String = "health/#") async throws -> RawMQTTClient {
-        var client = try await RawMQTTClient.connected(port: port, clientID: "bystander-\(UInt32.random(in: 0...UInt32.max))")
-        try await client.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: filter, qos: .atLeastOnce)])))
+        var client = try await RawMQTTClient.connected(
+            port: port,
+            clientID: "bystander-\(UInt32.random(in: 0...UInt32.max))"
+        )
+        try await client.send(
+            .subscribe(
+                MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: filter, qos: .atLeastOnce)])
+            )
+        )
         _ = try await client.receivePacket()
         return client
     }
@@ -30,7 +37,9 @@ struct RobustnessTests {
             #expect(await client.isClosedByPeer())
             // A packet just under the limit is fine.
             var fits = try await RawMQTTClient.connected(port: broker.port, clientID: "fits")
-            try await fits.send(.publish(MQTTPublishPacket(topic: "health/x", payload: Array(repeating: 1, count: 1000))))
+            try await fits.send(
+                .publish(MQTTPublishPacket(topic: "health/x", payload: Array(repeating: 1, count: 1000)))
+            )
             try await self.expectAlive(&fits)
             guard case .publish(let delivered) = try await bystander.receivePacket() else {
                 Issue.record("expected the delivery")
@@ -40,17 +49,19 @@ struct RobustnessTests {
         }
     }
 
-    @Test(arguments: [
-        [0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],  // remaining length of 5 bytes
-        [0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01],  // QoS 3
-        [0x82, 0x00],  // SUBSCRIBE with no payload
-        [0x30, 0x05, 0x00, 0x03, 0x61, 0x2B, 0x62],  // wildcard in a PUBLISH topic
-        [0x30, 0x04, 0x00, 0x02, 0xED, 0xA0],  // U+D800 in a topic
-        [0x10, 0x0C, 0x00, 0x04, 0x4D, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x3C, 0x00, 0x00],  // second CONNECT
-        [0xF0, 0x00],  // reserved packet type 15
-        [0x20, 0x02, 0x00, 0x00],  // CONNACK from a client
-        [0x62, 0x02, 0x00],  // truncated PUBREL followed by EOF (half close below)
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],  // remaining length of 5 bytes
+            [0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01],  // QoS 3
+            [0x82, 0x00],  // SUBSCRIBE with no payload
+            [0x30, 0x05, 0x00, 0x03, 0x61, 0x2B, 0x62],  // wildcard in a PUBLISH topic
+            [0x30, 0x04, 0x00, 0x02, 0xED, 0xA0],  // U+D800 in a topic
+            [0x10, 0x0C, 0x00, 0x04, 0x4D, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x3C, 0x00, 0x00],  // second CONNECT
+            [0xF0, 0x00],  // reserved packet type 15
+            [0x20, 0x02, 0x00, 0x00],  // CONNACK from a client
+            [0x62, 0x02, 0x00],  // truncated PUBREL followed by EOF (half close below)
+        ] as [[UInt8]]
+    )
     func malformedPacketDisconnectsOnlyTheSender(packet: [UInt8]) async throws {
         try await MQTTBroker.withRunning { broker in
             var bystander = try await self.bystander(port: broker.port)
@@ -72,7 +83,9 @@ struct RobustnessTests {
                 if round.isMultiple(of: 2) {
                     try await client.send(.connect(MQTTConnectPacket(clientID: "fuzz\(round)")))
                 }
-                let garbage = (0..<Int.random(in: 1...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let garbage = (0..<Int.random(in: 1...64, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
                 try? await client.send(garbage)
                 client.connection.shutdownOutput()
                 // The broker either closes or, for input that happens to be valid, replies; never hangs.
@@ -92,7 +105,14 @@ struct RobustnessTests {
             let count = 100
             for index in 0..<count {
                 var client = try await RawMQTTClient.connected(port: broker.port, clientID: "abrupt\(index)")
-                try await client.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: "a/\(index)/#", qos: .exactlyOnce)])))
+                try await client.send(
+                    .subscribe(
+                        MQTTSubscribePacket(
+                            packetID: 1,
+                            subscriptions: [MQTTSubscription(filter: "a/\(index)/#", qos: .exactlyOnce)]
+                        )
+                    )
+                )
                 _ = try await client.receivePacket()
                 // Close in the middle of a packet.
                 try await client.send([0x30, 0x10, 0x00, 0x03])
@@ -116,13 +136,29 @@ struct RobustnessTests {
         try await MQTTBroker.withRunning(configuration: .init(maximumQueuedMessagesPerClient: bound)) { broker in
             // The slow consumer subscribes and then never reads again.
             var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow")
-            try await slow.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: "flood", qos: .atMostOnce)])))
+            try await slow.send(
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 1,
+                        subscriptions: [MQTTSubscription(filter: "flood", qos: .atMostOnce)]
+                    )
+                )
+            )
             _ = try await slow.receivePacket()
             var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "flooder")
             let payload = [UInt8](repeating: 0x55, count: 16 * 1024)
             // 4,000 × 16 KiB = 64 MiB, far beyond the socket buffers; QoS 1 so the flooder is paced by PUBACKs.
             for index in 0..<4000 {
-                try await publisher.send(.publish(MQTTPublishPacket(topic: "flood", payload: payload, qos: .atLeastOnce, packetID: UInt16(index % 60_000 + 1))))
+                try await publisher.send(
+                    .publish(
+                        MQTTPublishPacket(
+                            topic: "flood",
+                            payload: payload,
+                            qos: .atLeastOnce,
+                            packetID: UInt16(index % 60_000 + 1)
+                        )
+                    )
+                )
                 #expect(try await publisher.receivePacket() == .puback(UInt16(index % 60_000 + 1)))
             }
             let depths = try #require(broker.queueDepths(clientID: "slow"))
@@ -139,18 +175,44 @@ struct RobustnessTests {
     @Test func slowQoS1ConsumerKeepsAFullQueueWhileAFastOneGetsEverything() async throws {
         let bound = 100
         let inFlight = 10
-        let configuration = MQTTBroker.Configuration(maximumQueuedMessagesPerClient: bound, maximumInFlightMessagesPerClient: inFlight)
+        let configuration = MQTTBroker.Configuration(
+            maximumQueuedMessagesPerClient: bound,
+            maximumInFlightMessagesPerClient: inFlight
+        )
         try await MQTTBroker.withRunning(configuration: configuration) { broker in
             var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow", cleanSession: false)
-            try await slow.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)])))
+            try await slow.send(
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 1,
+                        subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)]
+                    )
+                )
+            )
             _ = try await slow.receivePacket()
             var fast = try await RawMQTTClient.connected(port: broker.port, clientID: "fast")
-            try await fast.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)])))
+            try await fast.send(
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 1,
+                        subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)]
+                    )
+                )
+            )
             _ = try await fast.receivePacket()
             var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
             let total = 1000
             for index in 1...total {
-                try await publisher.send(.publish(MQTTPublishPacket(topic: "work", payload: Array("\(index)".utf8), qos: .atLeastOnce, packetID: UInt16(index))))
+                try await publisher.send(
+                    .publish(
+                        MQTTPublishPacket(
+                            topic: "work",
+                            payload: Array("\(index)".utf8),
+                            qos: .atLeastOnce,
+                            packetID: UInt16(index)
+                        )
+                    )
+                )
                 #expect(try await publisher.receivePacket() == .puback(UInt16(index)))
                 guard case .publish(let delivered) = try await fast.receivePacket() else {
                     Issue.record("fast subscriber expected a PUBLISH")
@@ -186,7 +248,14 @@ struct RobustnessTests {
                 for index in 0..<count {
                     group.addTask {
                         var client = try await RawMQTTClient.connected(port: port, clientID: "many\(index)")
-                        try await client.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: "all/+", qos: .atLeastOnce)])))
+                        try await client.send(
+                            .subscribe(
+                                MQTTSubscribePacket(
+                                    packetID: 1,
+                                    subscriptions: [MQTTSubscription(filter: "all/+", qos: .atLeastOnce)]
+                                )
+                            )
+                        )
                         _ = try await client.receivePacket(timeout: .seconds(30))
                         ready.continuation.yield()
                         let packet = try await client.receivePacket(timeout: .seconds(60))
@@ -206,7 +275,16 @@ struct RobustnessTests {
                     if subscribed == count { break }
                 }
                 #expect(broker.statistics.connections == count + 1)
-                try await publisher.send(.publish(MQTTPublishPacket(topic: "all/x", payload: Array("hello all".utf8), qos: .atLeastOnce, packetID: 9)))
+                try await publisher.send(
+                    .publish(
+                        MQTTPublishPacket(
+                            topic: "all/x",
+                            payload: Array("hello all".utf8),
+                            qos: .atLeastOnce,
+                            packetID: 9
+                        )
+                    )
+                )
                 #expect(try await publisher.receivePacket(timeout: .seconds(30)) == .puback(9))
                 try await group.waitForAll()
             }

@@ -5,15 +5,36 @@ import Testing
 /// Broker behaviour over real sockets: sessions, wills, keep-alive, takeover, credentials, lifecycle.
 @Suite(.timeLimit(.minutes(1)))
 struct MQTTBrokerTests {
-    private func subscribe(_ client: inout RawMQTTClient, _ filter: String, qos: MQTTQoS, packetID: UInt16 = 1) async throws {
-        try await client.send(.subscribe(MQTTSubscribePacket(packetID: packetID, subscriptions: [MQTTSubscription(filter: filter, qos: qos)])))
+    private func subscribe(_ client: inout RawMQTTClient, _ filter: String, qos: MQTTQoS, packetID: UInt16 = 1)
+        async throws
+    {
+        try await client.send(
+            .subscribe(
+                MQTTSubscribePacket(packetID: packetID, subscriptions: [MQTTSubscription(filter: filter, qos: qos)])
+            )
+        )
         let suback = try await client.receivePacket()
         #expect(suback == .suback(MQTTSubAckPacket(packetID: packetID, returnCodes: [.granted(qos)])))
     }
 
-    private func publish(_ client: RawMQTTClient, _ topic: String, _ payload: String, qos: MQTTQoS = .atMostOnce, packetID: UInt16? = nil, retain: Bool = false) async throws {
+    private func publish(
+        _ client: RawMQTTClient,
+        _ topic: String,
+        _ payload: String,
+        qos: MQTTQoS = .atMostOnce,
+        packetID: UInt16? = nil,
+        retain: Bool = false
+    ) async throws {
         try await client.send(
-            .publish(MQTTPublishPacket(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain, packetID: packetID))
+            .publish(
+                MQTTPublishPacket(
+                    topic: topic,
+                    payload: Array(payload.utf8),
+                    qos: qos,
+                    retain: retain,
+                    packetID: packetID
+                )
+            )
         )
     }
 
@@ -56,7 +77,12 @@ struct MQTTBrokerTests {
             let will = MQTTWill(topic: "status/silent", payload: Array("gone".utf8), qos: .atLeastOnce)
             // Measured from before CONNECT, so the broker's 1.5 s can only start later.
             let start = ContinuousClock.now
-            var silent = try await RawMQTTClient.connected(port: broker.port, clientID: "silent", keepAlive: 1, will: will)
+            var silent = try await RawMQTTClient.connected(
+                port: broker.port,
+                clientID: "silent",
+                keepAlive: 1,
+                will: will
+            )
             // Nothing is sent: after 1.5 s the broker closes the connection and publishes the will.
             let packet = try await watcher.receivePacket(timeout: .seconds(5))
             #expect(ContinuousClock.now - start >= .milliseconds(1500))
@@ -112,7 +138,10 @@ struct MQTTBrokerTests {
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
             try await self.subscribe(&watcher, "will/#", qos: .atMostOnce)
             var first = try await RawMQTTClient.connected(
-                port: broker.port, clientID: "same", will: MQTTWill(topic: "will/same", payload: [1]))
+                port: broker.port,
+                clientID: "same",
+                will: MQTTWill(topic: "will/same", payload: [1])
+            )
             var second = try await RawMQTTClient.connected(port: broker.port, clientID: "same")
             #expect(await first.isClosedByPeer())
             #expect(try await watcher.receivePacket() == .publish(MQTTPublishPacket(topic: "will/same", payload: [1])))
@@ -123,7 +152,11 @@ struct MQTTBrokerTests {
 
     @Test func persistentSessionQueuesWhileOfflineAndRedeliversUnacknowledged() async throws {
         try await MQTTBroker.withRunning { broker in
-            var subscriber = try await RawMQTTClient.connected(port: broker.port, clientID: "durable", cleanSession: false)
+            var subscriber = try await RawMQTTClient.connected(
+                port: broker.port,
+                clientID: "durable",
+                cleanSession: false
+            )
             try await self.subscribe(&subscriber, "jobs/+", qos: .exactlyOnce)
             let publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
             try await self.publish(publisher, "jobs/1", "one", qos: .atMostOnce)
@@ -132,7 +165,12 @@ struct MQTTBrokerTests {
             let first = try await subscriber.receivePacket()
             #expect(first == .publish(MQTTPublishPacket(topic: "jobs/1", payload: Array("one".utf8))))
             let unacknowledged = try await subscriber.receivePacket()
-            #expect(unacknowledged == .publish(MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, packetID: 1)))
+            #expect(
+                unacknowledged
+                    == .publish(
+                        MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, packetID: 1)
+                    )
+            )
             subscriber.close()
             _ = await broker.events().first { if case .clientDisconnected("durable", _) = $0 { true } else { false } }
             // While offline: QoS 1 and 2 are queued, QoS 0 is not.
@@ -142,11 +180,29 @@ struct MQTTBrokerTests {
             #expect(try await publisherReader.receivePacket(where: { $0 == .pubrec(8) }) == .pubrec(8))
             #expect(broker.queueDepths(clientID: "durable")?.session == 1)
             var resumed = try await RawMQTTClient.connected(
-                port: broker.port, clientID: "durable", cleanSession: false, sessionPresent: true)
-            #expect(try await resumed.receivePacket() == .publish(
-                MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, dup: true, packetID: 1)))
-            #expect(try await resumed.receivePacket() == .publish(
-                MQTTPublishPacket(topic: "jobs/4", payload: Array("four".utf8), qos: .exactlyOnce, packetID: 2)))
+                port: broker.port,
+                clientID: "durable",
+                cleanSession: false,
+                sessionPresent: true
+            )
+            #expect(
+                try await resumed.receivePacket()
+                    == .publish(
+                        MQTTPublishPacket(
+                            topic: "jobs/2",
+                            payload: Array("two".utf8),
+                            qos: .atLeastOnce,
+                            dup: true,
+                            packetID: 1
+                        )
+                    )
+            )
+            #expect(
+                try await resumed.receivePacket()
+                    == .publish(
+                        MQTTPublishPacket(topic: "jobs/4", payload: Array("four".utf8), qos: .exactlyOnce, packetID: 2)
+                    )
+            )
             try await resumed.send(.puback(1))
             try await resumed.send(.pubrec(2))
             #expect(try await resumed.receivePacket() == .pubrel(2))
@@ -166,7 +222,11 @@ struct MQTTBrokerTests {
             var received: [MQTTPacket] = []
             for _ in 0..<2 { received.append(try await client.receivePacket()) }
             #expect(received.contains(.puback(5)))
-            #expect(received.contains(.publish(MQTTPublishPacket(topic: "a/b", payload: [0x78], qos: .atLeastOnce, packetID: 1))))
+            #expect(
+                received.contains(
+                    .publish(MQTTPublishPacket(topic: "a/b", payload: [0x78], qos: .atLeastOnce, packetID: 1))
+                )
+            )
             try await client.send(.pingreq)
             #expect(try await client.receivePacket() == .pingresp)
         }
@@ -180,7 +240,9 @@ struct MQTTBrokerTests {
                 ("user", Array("pass".utf8), 0),
             ] as [(String?, [UInt8]?, UInt8)] {
                 var client = try await RawMQTTClient.connect(port: broker.port)
-                try await client.send(.connect(MQTTConnectPacket(clientID: "auth", username: username, password: password)))
+                try await client.send(
+                    .connect(MQTTConnectPacket(clientID: "auth", username: username, password: password))
+                )
                 try await client.expect([0x20, 0x02, 0x00, code])
                 if code != 0 { #expect(await client.isClosedByPeer()) }
                 client.close()

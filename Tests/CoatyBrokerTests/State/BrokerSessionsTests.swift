@@ -22,11 +22,21 @@ struct BrokerSessionsTests {
     ) -> (Bool, SessionID, [Output]) {
         var outputs: [Output] = []
         let (present, session) = state.connect(
-            clientID: clientID, cleanSession: clean, will: will, connection: connection, into: &outputs)
+            clientID: clientID,
+            cleanSession: clean,
+            will: will,
+            connection: connection,
+            into: &outputs
+        )
         return (present, session, outputs)
     }
 
-    private func subscribe(_ state: inout BrokerSessions, _ session: SessionID, _ filter: String, _ qos: QualityOfService) throws -> [Output] {
+    private func subscribe(
+        _ state: inout BrokerSessions,
+        _ session: SessionID,
+        _ filter: String,
+        _ qos: QualityOfService
+    ) throws -> [Output] {
         var outputs: [Output] = []
         _ = state.subscribe(session, to: [(try TopicFilter(filter), qos)], into: &outputs)
         return outputs
@@ -39,10 +49,12 @@ struct BrokerSessionsTests {
         var outputs: [Output] = []
         state.publish(message("t/a", .exactlyOnce), into: &outputs)
         state.publish(message("t/b", .atMostOnce), into: &outputs)
-        #expect(outputs == [
-            .publish(c1, message("t/a", .atLeastOnce), packetID: 1, dup: false),
-            .publish(c1, message("t/b", .atMostOnce), packetID: nil, dup: false),
-        ])
+        #expect(
+            outputs == [
+                .publish(c1, message("t/a", .atLeastOnce), packetID: 1, dup: false),
+                .publish(c1, message("t/b", .atMostOnce), packetID: nil, dup: false),
+            ]
+        )
     }
 
     @Test func cleanSessionIsDiscardedAndPersistentOneResumed() throws {
@@ -81,11 +93,13 @@ struct BrokerSessionsTests {
         #expect(outputs.last == .pubrel(c1, 3))
         state.connectionClosed(c1, graceful: false, into: &outputs)
         let (_, _, resumed) = connect(&state, "p", clean: false, c2)
-        #expect(resumed == [
-            .publish(c2, message("t", .atLeastOnce, [1]), packetID: 1, dup: true),
-            .publish(c2, message("t", .exactlyOnce, [2]), packetID: 2, dup: true),
-            .pubrel(c2, 3),
-        ])
+        #expect(
+            resumed == [
+                .publish(c2, message("t", .atLeastOnce, [1]), packetID: 1, dup: true),
+                .publish(c2, message("t", .exactlyOnce, [2]), packetID: 2, dup: true),
+                .pubrel(c2, 3),
+            ]
+        )
     }
 
     @Test func inFlightWindowQueuesAndRefills() throws {
@@ -169,7 +183,9 @@ struct BrokerSessionsTests {
         _ = connect(&state, "x", clean: !oldPersistent, c2, will: message("will", .atMostOnce))
         let (present, _, outputs) = connect(&state, "x", clean: !newPersistent, c3)
         #expect(outputs.first == .close(c2))
-        #expect(outputs.contains(.publish(c1, message("will", .atMostOnce), packetID: nil, dup: false)) == willPublished)
+        #expect(
+            outputs.contains(.publish(c1, message("will", .atMostOnce), packetID: nil, dup: false)) == willPublished
+        )
         #expect(present == (oldPersistent && newPersistent))
         // The old connection's late close changes nothing.
         var late: [Output] = []
@@ -184,8 +200,15 @@ struct BrokerSessionsTests {
         state.publish(BrokerMessage(topic: "r/1", payload: [1], qos: .exactlyOnce, retain: true), into: &outputs)
         let (_, s1, _) = connect(&state, "sub", clean: true, c1)
         let delivered = try subscribe(&state, s1, "r/+", .atLeastOnce)
-        #expect(delivered == [
-            .publish(c1, BrokerMessage(topic: "r/1", payload: [1], qos: .atLeastOnce, retain: true), packetID: 1, dup: false)
-        ])
+        #expect(
+            delivered == [
+                .publish(
+                    c1,
+                    BrokerMessage(topic: "r/1", payload: [1], qos: .atLeastOnce, retain: true),
+                    packetID: 1,
+                    dup: false
+                )
+            ]
+        )
     }
 }

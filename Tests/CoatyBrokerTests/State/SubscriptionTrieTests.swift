@@ -55,8 +55,12 @@ struct SubscriptionTrieTests {
 
     @Test func resubscribingReplacesTheGrantedQoS() {
         var trie = SubscriptionTrie()
-        do { let result = trie.insert(filter: Array("a".utf8), session: Self.session, qos: .exactlyOnce); #expect(result) }
-        do { let result = trie.insert(filter: Array("a".utf8), session: Self.session, qos: .atMostOnce); #expect(!result) }
+        do {
+            let result = trie.insert(filter: Array("a".utf8), session: Self.session, qos: .exactlyOnce); #expect(result)
+        }
+        do {
+            let result = trie.insert(filter: Array("a".utf8), session: Self.session, qos: .atMostOnce); #expect(!result)
+        }
         #expect(trie.count == 1)
         #expect(trie.match(topic: Array("a".utf8)) == [Self.session: .atMostOnce])
     }

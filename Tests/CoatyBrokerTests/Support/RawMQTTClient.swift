@@ -44,7 +44,11 @@ struct RawMQTTClient: Sendable {
     }
 
     static func connect(port: Int, timeout: Duration = .seconds(2)) async throws -> RawMQTTClient {
-        guard let connection = try await withTimeout(timeout, { try await TCPConnection.connect(host: "127.0.0.1", port: port) })
+        guard
+            let connection = try await withTimeout(
+                timeout,
+                { try await TCPConnection.connect(host: "127.0.0.1", port: port) }
+            )
         else { throw RawClientError.timedOut("connect") }
         return RawMQTTClient(connection: connection)
     }

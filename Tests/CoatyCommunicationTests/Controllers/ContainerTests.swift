@@ -51,19 +51,25 @@ struct ContainerTests {
         let wire = bus.messages()
         let journal = Journal()
         let configuration = Container.Configuration(
-            transport: InProcessTransport(bus: bus), communication: .init(identity: Identity(name: "Agent")))
+            transport: InProcessTransport(bus: bus),
+            communication: .init(identity: Identity(name: "Agent"))
+        )
         let identity = try await Container.withRunning(
             configuration: configuration,
-            controllers: [RecordingController(name: "A", journal: journal), RecordingController(name: "B", journal: journal)]
+            controllers: [
+                RecordingController(name: "A", journal: journal), RecordingController(name: "B", journal: journal),
+            ]
         ) { container in
             #expect(container.communication.communicationState == .online)
             #expect(journal.all == ["init A", "init B", "starting A", "starting B"])
             #expect(container.controller(ofType: RecordingController.self)?.name == "A")
             return container.identity
         }
-        #expect(journal.all == [
-            "init A", "init B", "starting A", "starting B", "stopping B", "stopping A", "dispose B", "dispose A",
-        ])
+        #expect(
+            journal.all == [
+                "init A", "init B", "starting A", "starting B", "stopping B", "stopping A", "dispose B", "dispose A",
+            ]
+        )
         var topics: [String] = []
         for await message in wire {
             topics.append(message.topic)
@@ -102,7 +108,10 @@ struct ContainerTests {
     }
 
     @Test func aContainerRunsOnce() async throws {
-        let container = Container(configuration: .init(transport: InProcessTransport(bus: InProcessBus())), controllers: [])
+        let container = Container(
+            configuration: .init(transport: InProcessTransport(bus: InProcessBus())),
+            controllers: []
+        )
         container.shutdown()
         try await container.run()
         await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .alreadyRunning }

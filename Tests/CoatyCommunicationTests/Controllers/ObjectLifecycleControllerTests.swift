@@ -14,7 +14,10 @@ struct ObjectLifecycleControllerTests {
     ) async throws -> Result {
         let lifecycle = ObjectLifecycleController()
         return try await Container.withRunning(
-            configuration: .init(transport: InProcessTransport(bus: bus), communication: .init(identity: Identity(name: name))),
+            configuration: .init(
+                transport: InProcessTransport(bus: bus),
+                communication: .init(identity: Identity(name: name))
+            ),
             controllers: [lifecycle]
         ) { container in try await body(container, lifecycle) }
     }
@@ -31,9 +34,13 @@ struct ObjectLifecycleControllerTests {
                 #expect(first.added.map(\.name) == ["Agent0"])
 
                 // A late joiner is found through its Advertise; it leaves gracefully.
-                try await withOnlineManagers(count: 1, bus: bus, configure: { _, configuration in
-                    configuration.identity = Identity(name: "Late")
-                }) { _, _ in
+                try await withOnlineManagers(
+                    count: 1,
+                    bus: bus,
+                    configure: { _, configuration in
+                        configuration.identity = Identity(name: "Late")
+                    }
+                ) { _, _ in
                     let joined = try #require(await changes.next())
                     #expect(joined.added.map(\.name) == ["Late"])
                 }
@@ -52,7 +59,8 @@ struct ObjectLifecycleControllerTests {
     @Test func discoverableObjectsAreResolvedChangedAndRemovedWithTheirAgent() async throws {
         let bus = InProcessBus()
         try await self.withTracker(bus: bus, name: "Watcher") { _, watcher in
-            var changes = try await watcher.observeObjectLifecycleInfo(objectType: "com.example.Lamp").makeAsyncIterator()
+            var changes = try await watcher.observeObjectLifecycleInfo(objectType: "com.example.Lamp")
+                .makeAsyncIterator()
             let lampID: ObjectID = try await self.withTracker(bus: bus, name: "Owner") { owner, ownerLifecycle in
                 let lamp = CoatyObject(objectType: "com.example.Lamp", name: "Lamp", customProperties: ["on": false])
                 let advertised = try await ownerLifecycle.advertiseDiscoverableObject(lamp)
@@ -69,8 +77,12 @@ struct ObjectLifecycleControllerTests {
 
                 // A changed version is reported as changed.
                 let switched = CoatyObject(
-                    objectType: "com.example.Lamp", objectID: lamp.objectID, name: "Lamp",
-                    parentObjectID: owner.identity.objectID, customProperties: ["on": true])
+                    objectType: "com.example.Lamp",
+                    objectID: lamp.objectID,
+                    name: "Lamp",
+                    parentObjectID: owner.identity.objectID,
+                    customProperties: ["on": true]
+                )
                 try ownerLifecycle.readvertiseDiscoverableObject(switched)
                 var change = try #require(await changes.next())
                 while change.changed.isEmpty { change = try #require(await changes.next()) }
@@ -94,7 +106,8 @@ struct ObjectLifecycleControllerTests {
             }
         }
         let identity = try await Container.withRunning(
-            configuration: .init(transport: InProcessTransport(bus: bus)), controllers: [Talker()]
+            configuration: .init(transport: InProcessTransport(bus: bus)),
+            controllers: [Talker()]
         ) { $0.identity }
         var logMessage: TransportMessage?
         for await message in logs where message.topic.contains("/ADV:Log/") {

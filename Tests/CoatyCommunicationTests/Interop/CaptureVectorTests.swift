@@ -31,7 +31,10 @@ struct CaptureVectorTests {
             return
         }
         let event = try InboundEvent.decode(
-            TransportMessage(topic: captured.topic, payload: captured.payload), topic: topic, family: Self.family)
+            TransportMessage(topic: captured.topic, payload: captured.payload),
+            topic: topic,
+            family: Self.family
+        )
         let json = try AnyCodable(json: captured.payload)
         switch (topic.code, event) {
         case (.advertise, .advertise(let advertise)):
@@ -92,7 +95,10 @@ struct CaptureVectorTests {
         let produced = try await Self.produce(captured, topic: topic, sourceID: sourceID)
         #expect(produced.topic == captured.topic)
         if captured.isJSON {
-            #expect(try AnyCodable(json: produced.payload) == AnyCodable(json: captured.payload), "\(String(decoding: produced.payload, as: UTF8.self))")
+            #expect(
+                try AnyCodable(json: produced.payload) == AnyCodable(json: captured.payload),
+                "\(String(decoding: produced.payload, as: UTF8.self))"
+            )
         } else {
             #expect(produced.payload == captured.payload)
         }
@@ -111,7 +117,8 @@ struct CaptureVectorTests {
     func connectsWithCoatysClientIDAndLastWill(_ captured: CapturedConnect) async throws {
         let manager = CommunicationManager(
             transport: InProcessTransport(bus: InProcessBus()),
-            configuration: .init(identity: Identity(objectID: captured.agentID, name: "agent"), namespace: "golden"))
+            configuration: .init(identity: Identity(objectID: captured.agentID, name: "agent"), namespace: "golden")
+        )
         #expect(manager.clientID == captured.clientID)
         let will = manager.unjoinMessage()
         #expect(will.topic == captured.willTopic)
@@ -132,10 +139,14 @@ struct CaptureVectorTests {
         let bus = InProcessBus()
         let wire = bus.messages()
         let identity = identity ?? Identity(objectID: sourceID, name: "agent")
-        return try await withOnlineManagers(count: 1, bus: bus, configure: { _, configuration in
-            configuration.identity = identity
-            configuration.namespace = "golden"
-        }) { managers, bus in
+        return try await withOnlineManagers(
+            count: 1,
+            bus: bus,
+            configure: { _, configuration in
+                configuration.identity = identity
+                configuration.namespace = "golden"
+            }
+        ) { managers, bus in
             // The action (for responders: an answering loop) runs until the message is on the bus.
             try await withThrowingTaskGroup(of: TransportMessage?.self) { group in
                 group.addTask {
@@ -157,7 +168,9 @@ struct CaptureVectorTests {
         }
     }
 
-    static func produce(_ captured: CapturedMessage, topic: CoatyTopic, sourceID: ObjectID) async throws -> TransportMessage {
+    static func produce(_ captured: CapturedMessage, topic: CoatyTopic, sourceID: ObjectID) async throws
+        -> TransportMessage
+    {
         let message = TransportMessage(topic: captured.topic, payload: captured.payload)
         func decoded() throws -> InboundEvent { try InboundEvent.decode(message, topic: topic, family: Self.family) }
         switch try (topic.code == .ioValue ? nil : decoded()) {
@@ -195,7 +208,8 @@ struct CaptureVectorTests {
                 _ = try await manager.call(event, correlationID: try #require(topic.correlationID))
             }
         case .resolve(let response):
-            return try await self.respond(to: captured, as: sourceID, identity: response.object as? Identity) { manager in
+            return try await self.respond(to: captured, as: sourceID, identity: response.object as? Identity) {
+                manager in
                 let requests = await manager.observeDiscover()
                 return { for await request in requests { try request.resolve(response) } }
             }
@@ -230,7 +244,9 @@ struct CaptureVectorTests {
         let request = try #require(CaptureVectors.request(answeredBy: captured), "no request for \(captured)")
         // An identity answers Discovers for itself automatically; anything else needs the responder.
         let isAutomatic = identity?.objectID == sourceID
-        return try await self.produce(on: captured.topic, as: sourceID, identity: isAutomatic ? identity : nil) { manager, bus in
+        return try await self.produce(on: captured.topic, as: sourceID, identity: isAutomatic ? identity : nil) {
+            manager,
+            bus in
             let answer = isAutomatic ? nil : try await observe(manager)
             try await InProcessTransport(bus: bus).withConnection(.init(clientID: "injector"), onMessage: { _ in }) {
                 try await $0.publish(TransportMessage(topic: request.topic, payload: request.payload))

@@ -41,7 +41,9 @@ enum CaptureVectors {
         }
     }()
 
-    static let messages: [CapturedMessage] = records.compactMap { record in message(line: record.line, json: record.json) }
+    static let messages: [CapturedMessage] = records.compactMap { record in
+        message(line: record.line, json: record.json)
+    }
 
     static func message(line: Int, json: AnyCodable) -> CapturedMessage? {
         guard let topic = json["topic"]?.stringValue else { return nil }
@@ -55,9 +57,15 @@ enum CaptureVectors {
         let sourceID: ObjectID? = json["sourceId"]?.stringValue.map { ObjectID($0) }
         let correlationID: ObjectID? = json["correlationId"]?.stringValue.map { ObjectID($0) }
         return CapturedMessage(
-            line: line, topic: topic, payload: payload, isJSON: json["payloadIsJson"]?.boolValue ?? false,
-            event: json["event"]?.stringValue, sourceID: sourceID, correlationID: correlationID,
-            retain: json["publishedWithRetain"]?.boolValue ?? false)
+            line: line,
+            topic: topic,
+            payload: payload,
+            isJSON: json["payloadIsJson"]?.boolValue ?? false,
+            event: json["event"]?.stringValue,
+            sourceID: sourceID,
+            correlationID: correlationID,
+            retain: json["publishedWithRetain"]?.boolValue ?? false
+        )
     }
 
     /// Messages on Coaty topics.
@@ -72,8 +80,11 @@ enum CaptureVectors {
             let will = json["will"], let willTopic = will["topic"]?.stringValue
         else { return nil }
         return CapturedConnect(
-            agentID: ObjectID(String(agent[1])), clientID: clientID, willTopic: willTopic,
-            willPayload: will["payload"]?.stringValue)
+            agentID: ObjectID(String(agent[1])),
+            clientID: clientID,
+            willTopic: willTopic,
+            willPayload: will["payload"]?.stringValue
+        )
     }
 
     /// The request a response answers: the captured request with the same correlation id.

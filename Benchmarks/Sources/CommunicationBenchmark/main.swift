@@ -8,7 +8,7 @@ import CoatyModel
 import Foundation
 
 /// The wire payload of an Advertise or Update, `{"object": …}`, coded the way the manager codes it:
-/// JSONEncoder without slash escaping out, CoatyJSONDecoder through the family in.
+/// CoatyJSONEncoder out, CoatyJSONDecoder through the family in.
 struct ObjectPayload: Codable {
     let object: CoatyObject
 
@@ -27,11 +27,7 @@ struct CallPayload: Codable { let parameters: AnyCodable }
 struct ReturnPayload: Codable { let result: AnyCodable }
 
 let family = ObjectFamily()
-let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.withoutEscapingSlashes]
-    return encoder
-}()
+let encoder = CoatyJSONEncoder()
 let decoder = CoatyJSONDecoder(family: family)
 
 /// A ~1 KB object: a canonical-type object (one Advertise message each) with a realistic property bag.

@@ -52,6 +52,11 @@ let plainDecoder = JSONDecoder()
 let coatyDecoder = CoatyJSONDecoder(family: family)
 let untrackedDecoder = CoatyJSONDecoder(family: family, options: ObjectDecodingOptions(identityTracking: .disabled))
 let encoder = CoatyJSONEncoder()
+let foundationEncoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    return encoder
+}()
 
 /// Times several variants in interleaved rounds (so that load changes on a shared machine hit all of
 /// them alike) and returns each variant's best time per iteration, in nanoseconds.
@@ -120,6 +125,7 @@ let times = try measure([
     ("arrayUntracked", { _ = try untrackedDecoder.decode([CoatyObject].self, from: objectsPayload) }),
     ("baselineEncode", { _ = try encoder.encode(concreteEvent) }),
     ("polymorphicEncode", { _ = try encoder.encode(polymorphic) }),
+    ("foundationEncode", { _ = try foundationEncoder.encode(polymorphic) }),
 ])
 let baselineDecode = times["baselineDecode"] ?? .nan
 let polymorphicDecode = times["polymorphicDecode"] ?? .nan
@@ -162,6 +168,13 @@ row(
 print("\nEncode (baseline: CoatyJSONEncoder, concrete type)")
 row("concrete Sensor property (baseline)", baselineEncode, baselineEncode)
 row("polymorphic CoatyObject property via encodeObject", polymorphicEncode, baselineEncode)
+print("\nEncoder (baseline: Foundation's JSONEncoder, same polymorphic event, same JSON values)")
+row(
+    "JSONEncoder, .withoutEscapingSlashes (baseline)",
+    times["foundationEncode"] ?? .nan,
+    times["foundationEncode"] ?? .nan
+)
+row("CoatyJSONEncoder", polymorphicEncode, times["foundationEncode"] ?? .nan)
 
 print("\nDecoding errors created (thrown and caught) per decode of this valid event")
 print(

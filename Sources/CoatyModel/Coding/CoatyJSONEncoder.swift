@@ -18,12 +18,24 @@ public struct CoatyJSONEncoder: Sendable {
 
     /// Encodes `value` as JSON.
     ///
+    /// The output is what Foundation's `JSONEncoder` writes with `.withoutEscapingSlashes`, value for
+    /// value (numbers and string escapes byte for byte), except that object keys keep the order they
+    /// were encoded in, where `JSONEncoder`'s order is a dictionary's. It is written by the package's
+    /// own encoder, in about 0.65× the time (see Docs/ObjectModel.md).
+    ///
     /// - Throws: `EncodingError` if a value cannot be encoded (for example a non-finite number, which
     ///   JSON cannot represent).
     public func encode(_ value: some Encodable) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        encoder.userInfo = self.userInfo
-        return try encoder.encode(value)
+        Data(try self.encodeBytes(value))
+    }
+
+    /// Encodes `value` as JSON bytes; see ``encode(_:)``.
+    package func encodeBytes(_ value: some Encodable) throws -> [UInt8] {
+        JSONWriter.write(try JSONTreeEncoder.encode(value, userInfo: self.userInfo))
+    }
+
+    /// Encodes `value` into its JSON value without writing text.
+    package func encodeValue(_ value: some Encodable) throws -> AnyCodable {
+        try JSONTreeEncoder.encode(value, userInfo: self.userInfo).anyCodable
     }
 }

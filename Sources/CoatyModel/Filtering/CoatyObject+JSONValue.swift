@@ -10,8 +10,7 @@ extension CoatyObject {
     ///   holds a non-finite number.
     public var jsonValue: AnyCodable {
         get throws {
-            let data = try JSONEncoder().encode(self)
-            return try JSONDecoder().decode(AnyCodable.self, from: data)
+            try CoatyJSONEncoder().encodeValue(self)
         }
     }
 }

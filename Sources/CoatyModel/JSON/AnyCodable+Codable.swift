@@ -93,13 +93,12 @@ extension AnyCodable {
     ///
     /// - Throws: `EncodingError` if `value` cannot be encoded.
     public init(encoding value: some Encodable) throws {
-        let data = try CoatyJSONEncoder().encode(value)
-        self = try JSONParser.parse(data)
+        self = try CoatyJSONEncoder().encodeValue(value)
     }
 
     /// The compact JSON text of this value, as `JSON.stringify` writes it (slashes unescaped).
     public var jsonString: String {
-        let data = (try? CoatyJSONEncoder().encode(self)) ?? Data("null".utf8)
-        return String(decoding: data, as: UTF8.self)
+        let bytes = (try? CoatyJSONEncoder().encodeBytes(self)) ?? Array("null".utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -136,7 +136,9 @@ public final class InProcessBus: Sendable {
     @discardableResult
     func publish(_ message: TransportMessage, from sender: Session? = nil) -> Bool {
         let delivery = self.state.withLock {
-            state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
+            state -> (
+                receivers: [@Sendable (TransportMessage) -> Void], taps: [AsyncStream<TransportMessage>.Continuation]
+            )? in
             if let sender, state.sessions[sender.id] == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {
@@ -147,18 +149,18 @@ public final class InProcessBus: Sendable {
                     state.retained[message.topic] = stored
                 }
             }
-            var receivers: [Session] = []
+            var receivers: [(id: UInt64, receive: @Sendable (TransportMessage) -> Void)] = []
             for session in state.sessions.values where session.filters.contains(where: { $0.matches(message.topic) }) {
-                receivers.append(session)
+                receivers.append((session.id, session.onMessage))
             }
             if receivers.count > 1 { receivers.sort { $0.id < $1.id } }
-            return (receivers, state.taps.isEmpty ? [] : Array(state.taps.values))
+            return (receivers.map(\.receive), state.taps.isEmpty ? [] : Array(state.taps.values))
         }
         guard let delivery else { return false }
         var delivered = message
         delivered.retain = false
         for tap in delivery.taps { tap.yield(message) }
-        for receiver in delivery.receivers { receiver.onMessage(delivered) }
+        for receive in delivery.receivers { receive(delivered) }
         return true
     }
 }

@@ -7,11 +7,11 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     /// The filter as written.
     public let rawValue: String
     /// The filter's UTF-8 bytes, which ``Level/literal(_:)`` ranges point into.
-    private let bytes: [UInt8]
-    private let levels: [Level]
+    @usableFromInline let bytes: [UInt8]
+    @usableFromInline let levels: [Level]
 
     /// One level of a filter, classified once so matching compares no wildcard bytes.
-    private enum Level: Sendable {
+    @usableFromInline enum Level: Sendable {
         /// A level to compare byte for byte: its range in ``bytes``.
         case literal(Range<Int>)
         /// `+`
@@ -19,7 +19,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         /// `#`, always the last level.
         case anyRemainingLevels
 
-        var isWildcard: Bool {
+        @inlinable var isWildcard: Bool {
             if case .literal = self { return false }
             return true
         }
@@ -79,6 +79,9 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether a topic name, given as UTF-8 bytes, matches this filter.
+    ///
+    /// Inlinable, so it is specialised for the caller's collection type in other modules too.
+    @inlinable
     public func matches<Bytes: Collection<UInt8>>(bytes topic: Bytes) -> Bool where Bytes.Index == Int {
         let slash = UInt8(ascii: "/")
         if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = self.levels.first,

@@ -61,6 +61,7 @@ struct JSONEncodingTests {
         }
         #expect(throws: EncodingError.self) { _ = try CoatyJSONEncoder().encode(AnyCodable.double(.infinity)) }
         #expect(throws: EncodingError.self) { _ = try CoatyJSONEncoder().encode([Float.nan]) }
+        #expect(throws: EncodingError.self) { _ = try CoatyJSONEncoder().encode([Decimal.nan]) }
     }
 
     @Test func foundationTypesAreWrittenAsJSONEncoderWritesThem() throws {

@@ -102,7 +102,16 @@ final class JSONTreeEncoder: Encoder {
         }
         if T.self == Data.self { return .string((value as! Data).base64EncodedString()) }
         if T.self == URL.self { return .string((value as! URL).absoluteString) }
-        if T.self == Decimal.self { return .number((value as! Decimal).description) }
+        if T.self == Decimal.self {
+            let decimal = value as! Decimal
+            guard !decimal.isNaN else {
+                throw EncodingError.invalidValue(
+                    decimal,
+                    EncodingError.Context(codingPath: path(), debugDescription: "Unable to encode NaN in JSON.")
+                )
+            }
+            return .number(decimal.description)
+        }
         return nil
     }
 

@@ -235,7 +235,9 @@ struct MQTTConnectionFakeBrokerTests {
 
     @Test func answeredPingsKeepTheConnectionAlive() async throws {
         let pingCount = try await self.withFakeBroker(
-            configure: { $0.keepAlive = .seconds(1) },
+            // 2 s: a PINGRESP has half a keep-alive to arrive, and 1 s survives a heavily loaded machine
+            // (0.5 s did not, with three busy loops on two cores).
+            configure: { $0.keepAlive = .seconds(2) },
             broker: { session in
                 try await session.acceptConnect()
                 while let packet = try await session.read() {
@@ -252,7 +254,7 @@ struct MQTTConnectionFakeBrokerTests {
                 return try await transport.withConnection(.init(clientID: "alive"), onMessage: inbox.onMessage) {
                     connection in
                     // Stay connected for 2.5 keep-alives, sending nothing ourselves, then prove the link works.
-                    try await Task.sleep(for: .milliseconds(2500))
+                    try await Task.sleep(for: .milliseconds(5000))
                     try await connection.publish(TransportMessage(topic: "still/here", payload: [1]))
                     return await inbox.next(1).count
                 }

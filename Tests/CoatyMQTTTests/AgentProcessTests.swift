@@ -24,27 +24,19 @@ struct AgentProcessTests {
 
     /// A running agent process; closing its stdin makes it leave gracefully.
     struct AgentProcess {
-        let process: Process
-        let input: Pipe
+        let process: ChildProcess
         let identityID: ObjectID
 
         static func start(brokerURL: String, name: String) throws -> AgentProcess {
             let path = try #require(AgentProcessTests.agentPath, "CoatyTestAgent is not built")
             let identityID = ObjectID.random()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = [brokerURL, identityID.rawValue, name]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try launch(process)
-            return AgentProcess(process: process, input: input, identityID: identityID)
+            let process = try ChildProcess.spawn(path, [brokerURL, identityID.rawValue, name], input: .pipe)
+            return AgentProcess(process: process, identityID: identityID)
         }
 
-        func leave() throws {
-            try self.input.fileHandleForWriting.close()
-            self.process.waitUntilExit()
+        func leave() async {
+            self.process.closeInput()
+            _ = await self.process.waitForExit()
         }
 
         func kill() {
@@ -147,8 +139,8 @@ struct AgentProcessTests {
                 #expect(try AnyCodable(json: value.payload) == ["value": 42])
 
                 // Graceful leave: Deadvertise of the identity, published explicitly (not as will).
-                try agent.leave()
-                #expect(agent.process.terminationStatus == 0)
+                await agent.leave()
+                #expect(agent.process.exitStatus == 0)
                 let left = try #require(await deadvertises.first { $0.objectIDs.contains(agent.identityID) })
                 #expect(left.objectIDs.contains(agent.identityID))
             }
@@ -171,7 +163,7 @@ struct AgentProcessTests {
 
     @Test func publicationsQueuedWhileTheBrokerIsDownAreDeliveredAfterItRestarts() async throws {
         let probe = try TCPListenerPort.free()
-        var broker: Process? = try await Mosquitto.start(port: probe)
+        var broker: ChildProcess? = try await Mosquitto.start(port: probe)
         defer { broker.map(Mosquitto.kill) }
         let url = "mqtt://127.0.0.1:\(probe)"
         // A long reconnect delay for the publisher, so the subscriber below is in place before it is back.

@@ -1,3 +1,4 @@
+import Dispatch
 public import Foundation
 import Synchronization
 
@@ -7,20 +8,248 @@ import Synchronization
     import Darwin
 #endif
 
-/// Serialises `Process.run()` for the whole test process: concurrent launches from parallel tests
-/// crashed inside Foundation's `Process.run()` on Linux. Every launch in our tests goes through here.
-private let launchLock = Mutex(())
-
-/// Starts `process` while holding the process-wide launch lock.
+/// A child process started with `posix_spawn`, for tests that run other programs (mosquitto, its
+/// clients, paho-mqtt, our own executables).
 ///
-/// - Throws: What `Process.run()` throws.
-public func launch(_ process: Process) throws {
-    try launchLock.withLock { _ in try process.run() }
+/// **Why not Foundation's `Process`.** On Linux, `Process.run()` closes the child's inherited
+/// descriptors by reading `/proc/self/fd` with a `dirent` copy that over-reads glibc's buffer, and it
+/// crashes now and then when the record sits at the end of a page (swiftlang/swift-corelibs-foundation
+/// #5472, fixed after Swift 6.3.1). It crashed our test runs about once in 30, also under a
+/// process-wide lock. `posix_spawn` needs no such scan: every descriptor our tests create is
+/// close-on-exec (sockets, the epoll descriptor, the input pipe below), and the child's standard
+/// streams are opened by the spawn itself.
+///
+/// Standard output and error go to temporary files when captured (so a chatty child can never block
+/// on a full pipe), otherwise to `/dev/null`. The child starts with an empty signal mask and default
+/// signal actions, whatever the spawning thread had. A thread per child waits for its exit.
+public final class ChildProcess: Sendable {
+    /// What the child reads on its standard input.
+    public enum Input: Sendable {
+        /// `/dev/null`.
+        case none
+        /// These bytes, then end of file.
+        case bytes([UInt8])
+        /// A pipe kept open until ``closeInput()``: closing it is the child's end of input.
+        case pipe
+    }
+
+    private struct State {
+        var exitStatus: Int32?
+        var waiters: [CheckedContinuation<Int32, Never>] = []
+        var blockingWaiters: [DispatchSemaphore] = []
+        var inputWriter: Int32?
+    }
+
+    /// The child's process id.
+    public let processIdentifier: Int32
+    private let outputPath: String?
+    private let errorPath: String?
+    private let inputPath: String?
+    private let state: Mutex<State>
+
+    private init(pid: Int32, outputPath: String?, errorPath: String?, inputPath: String?, inputWriter: Int32?) {
+        self.processIdentifier = pid
+        self.outputPath = outputPath
+        self.errorPath = errorPath
+        self.inputPath = inputPath
+        self.state = Mutex(State(inputWriter: inputWriter))
+    }
+
+    deinit {
+        for path in [self.outputPath, self.errorPath, self.inputPath].compactMap({ $0 }) { unlink(path) }
+        if let writer = self.state.withLock({ $0.inputWriter }) { close(writer) }
+    }
+
+    /// Starts `executable` with `arguments`, inheriting this process's environment.
+    ///
+    /// - Parameters:
+    ///   - executable: The absolute path of the program.
+    ///   - arguments: Its arguments, without the program name.
+    ///   - input: What it reads on standard input.
+    ///   - captureOutput: Whether to keep standard output and error for ``output`` and ``errorOutput``.
+    /// - Throws: ``ChildProcessError`` if the program cannot be started.
+    public static func spawn(
+        _ executable: String,
+        _ arguments: [String],
+        input: Input = .none,
+        captureOutput: Bool = false
+    ) throws -> ChildProcess {
+        let directory = FileManager.default.temporaryDirectory.path
+        let stem = "\(directory)/coaty-child-\(UUID().uuidString)"
+        let outputPath = captureOutput ? stem + ".out" : nil
+        let errorPath = captureOutput ? stem + ".err" : nil
+        var inputPath: String?
+        var pipeEnds: (read: Int32, write: Int32)?
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        switch input {
+        case .none:
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        case .bytes(let bytes):
+            let path = stem + ".in"
+            guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+                throw ChildProcessError("cannot write the input file \(path)")
+            }
+            inputPath = path
+            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+        case .pipe:
+            // Both ends close-on-exec, so no other child inherits them (the spawn lock keeps our own
+            // spawns out of the window between pipe() and fcntl(); `pipe2` is not in Swift's Glibc).
+            let fds = try spawnLock.withLock { _ throws(ChildProcessError) -> [Int32] in
+                var fds: [Int32] = [-1, -1]
+                guard pipe(&fds) == 0 else { throw ChildProcessError("pipe failed with errno \(errno)") }
+                for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                return fds
+            }
+            pipeEnds = (fds[0], fds[1])
+            posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
+        }
+        let writeFlags = O_WRONLY | O_CREAT | O_TRUNC
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", writeFlags, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath ?? "/dev/null", writeFlags, 0o600)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = spawnLock.withLock { _ in posix_spawn(&pid, executable, &actions, &attributes, argv, environ) }
+        if let pipeEnds { close(pipeEnds.read) }
+        guard result == 0 else {
+            if let pipeEnds { close(pipeEnds.write) }
+            if let inputPath { unlink(inputPath) }
+            throw ChildProcessError("cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        let child = ChildProcess(
+            pid: pid,
+            outputPath: outputPath,
+            errorPath: errorPath,
+            inputPath: inputPath,
+            inputWriter: pipeEnds?.write
+        )
+        Thread.detachNewThread { child.reap() }
+        return child
+    }
+
+    /// Waits for the child to exit (on its own thread) and records the status.
+    private func reap() {
+        var status: Int32 = 0
+        while waitpid(self.processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        // Exited: the exit code. Killed by a signal: 128 + the signal, as shells report it.
+        let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let (waiters, blockingWaiters) = self.state.withLock { state in
+            state.exitStatus = exitStatus
+            defer {
+                state.waiters = []
+                state.blockingWaiters = []
+            }
+            return (state.waiters, state.blockingWaiters)
+        }
+        for waiter in waiters { waiter.resume(returning: exitStatus) }
+        for semaphore in blockingWaiters { semaphore.signal() }
+    }
+
+    /// Whether the child has not exited yet.
+    public var isRunning: Bool { self.state.withLock { $0.exitStatus == nil } }
+
+    /// The exit code, or 128 + the signal that ended it; `nil` while it runs.
+    public var exitStatus: Int32? { self.state.withLock { $0.exitStatus } }
+
+    /// Suspends until the child has exited; returns ``exitStatus``.
+    public func waitForExit() async -> Int32 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let status = self.state.withLock { state -> Int32? in
+                if let status = state.exitStatus { return status }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let status { continuation.resume(returning: status) }
+        }
+    }
+
+    /// Blocks the calling thread until the child has exited. For clean-up in `defer`, after ``kill(_:)``.
+    public func waitUntilExit() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let hasExited = self.state.withLock { state -> Bool in
+            if state.exitStatus != nil { return true }
+            state.blockingWaiters.append(semaphore)
+            return false
+        }
+        if !hasExited { semaphore.wait() }
+    }
+
+    /// Sends a signal (by default `SIGKILL`) if the child still runs.
+    public func kill(_ signal: Int32 = SIGKILL) {
+        guard self.isRunning else { return }
+        #if canImport(Glibc)
+            _ = Glibc.kill(self.processIdentifier, signal)
+        #else
+            _ = Darwin.kill(self.processIdentifier, signal)
+        #endif
+    }
+
+    /// Writes to the child's standard input (``Input/pipe`` only).
+    public func writeInput(_ bytes: [UInt8]) {
+        guard let writer = self.state.withLock({ $0.inputWriter }) else { return }
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(writer, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// Closes the child's standard input (``Input/pipe`` only): it reads end of file.
+    public func closeInput() {
+        let writer = self.state.withLock { state -> Int32? in
+            defer { state.inputWriter = nil }
+            return state.inputWriter
+        }
+        if let writer { close(writer) }
+    }
+
+    /// Everything the child wrote to standard output so far (captured children only).
+    public var output: String { Self.read(self.outputPath) }
+
+    /// Everything the child wrote to standard error so far (captured children only).
+    public var errorOutput: String { Self.read(self.errorPath) }
+
+    private static func read(_ path: String?) -> String {
+        guard let path, let data = FileManager.default.contents(atPath: path) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Held while creating inheritable-for-a-moment descriptors and while spawning.
+private let spawnLock = Mutex(())
+
+/// Why a ``ChildProcess`` could not be started.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+
+    init(_ description: String) { self.description = description }
 }
 
 /// The result of a finished child process.
 public struct ProcessResult: Sendable {
-    /// The exit status.
+    /// The exit code, or 128 + the signal that ended it.
     public var status: Int32
     /// Everything written to standard output.
     public var output: String
@@ -31,44 +260,25 @@ public struct ProcessResult: Sendable {
 /// Runs an executable to completion and captures its output.
 ///
 /// Suspends until the process exits. Bound the run with the tool's own options (for example
-/// `mosquitto_sub -W`); there is nothing to cancel.
+/// `mosquitto_sub -W`); cancelling the task (for example a test's time limit) kills the child, so a hung
+/// child fails the test instead of hanging the whole run.
 ///
 /// - Parameters:
 ///   - executable: The path of the executable.
 ///   - arguments: Its arguments.
-///   - input: Bytes written to its standard input, which is then closed.
-/// - Throws: What `Process.run()` throws.
+///   - input: Bytes for its standard input, which then reaches end of file.
+/// - Throws: ``ChildProcessError`` if it cannot be started.
 public func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdout = Pipe()
-    let stderr = Pipe()
-    let stdin = Pipe()
-    process.standardOutput = stdout
-    process.standardError = stderr
-    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-    // Cancellation (for example a test's time limit) kills the child, so a hung child fails the test
-    // instead of hanging the whole test run.
-    let status: Int32 = try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try launch(process)
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            if let input {
-                stdin.fileHandleForWriting.write(input)
-                try? stdin.fileHandleForWriting.close()
-            }
-        }
+    let child = try ChildProcess.spawn(
+        executable,
+        arguments,
+        input: input.map { .bytes(Array($0)) } ?? .none,
+        captureOutput: true
+    )
+    let status = await withTaskCancellationHandler {
+        await child.waitForExit()
     } onCancel: {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        child.kill()
     }
-    let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errorOutput = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return ProcessResult(status: status, output: output, errorOutput: errorOutput)
+    return ProcessResult(status: status, output: child.output, errorOutput: child.errorOutput)
 }

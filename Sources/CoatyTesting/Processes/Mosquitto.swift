@@ -1,5 +1,5 @@
 import CoatySockets
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -58,7 +58,7 @@ public struct Mosquitto: Sendable {
     /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
     ///
     /// - Throws: ``MosquittoError`` if mosquitto is missing, exits, or does not listen within 10 s.
-    public static func start(port: Int) async throws -> Process {
+    public static func start(port: Int) async throws -> ChildProcess {
         guard let executable = Self.executablePath else { throw MosquittoError("mosquitto is not installed") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mosquitto-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -66,12 +66,7 @@ public struct Mosquitto: Sendable {
         let config = directory.appendingPathComponent("mosquitto.conf")
         try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 0\n"
             .write(to: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", config.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try launch(process)
+        let process = try ChildProcess.spawn(executable, ["-c", config.path])
         do {
             try await Self.waitUntilListening(port: port, process: process)
         } catch {
@@ -81,28 +76,21 @@ public struct Mosquitto: Sendable {
         return process
     }
 
-    /// Stops a process with SIGKILL and reaps it. (SIGTERM is not used: a child spawned from a test
-    /// thread can inherit a signal mask that blocks it.)
-    public static func kill(_ process: Process) {
-        if process.isRunning {
-            #if canImport(Glibc)
-                _ = Glibc.kill(process.processIdentifier, SIGKILL)
-            #else
-                _ = Darwin.kill(process.processIdentifier, SIGKILL)
-            #endif
-        }
+    /// Stops a process with SIGKILL and waits until it has exited.
+    public static func kill(_ process: ChildProcess) {
+        process.kill()
         process.waitUntilExit()
     }
 
     /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation).
-    static func waitUntilListening(port: Int, process: Process) async throws {
+    static func waitUntilListening(port: Int, process: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
             if let connection = try? await TCPConnection.connect(host: "127.0.0.1", port: port) {
                 connection.close()
                 return
             }
-            guard process.isRunning else { throw MosquittoError("mosquitto exited with \(process.terminationStatus)") }
+            if let status = process.exitStatus { throw MosquittoError("mosquitto exited with \(status)") }
             guard ContinuousClock.now < deadline else {
                 throw MosquittoError("mosquitto did not start listening on \(port)")
             }

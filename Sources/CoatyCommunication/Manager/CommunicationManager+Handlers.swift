@@ -34,11 +34,7 @@ extension CommunicationManager {
         context: CoatyObject? = nil,
         _ handler: @escaping @Sendable (CallEvent) throws -> Void
     ) async throws -> EventHandlerRegistration {
-        try EventValidation.checkFilterName(operation, "operation")
-        return await self.handle(filter: self.filter(.call, filter: operation), handler) { delivery in
-            guard case .call(let event)? = delivery.event, event.matches(context: context) else { return nil }
-            return event
-        }
+        await self.handle(try self.callRoute(operation, context: context), handler)
     }
 
     /// Calls `handler` for every Discover; answer with ``DiscoverEvent/resolve(_:)`` from inside it.
@@ -46,10 +42,7 @@ extension CommunicationManager {
     public func handleDiscover(
         _ handler: @escaping @Sendable (DiscoverEvent) throws -> Void
     ) async -> EventHandlerRegistration {
-        await self.handle(filter: self.filter(.discover), handler) { delivery in
-            guard case .discover(let event)? = delivery.event else { return nil }
-            return event
-        }
+        await self.handle(self.discoverRoute(), handler)
     }
 
     /// Calls `handler` for every Query; answer with ``QueryEvent/retrieve(_:)`` from inside it.
@@ -57,22 +50,19 @@ extension CommunicationManager {
     public func handleQuery(
         _ handler: @escaping @Sendable (QueryEvent) throws -> Void
     ) async -> EventHandlerRegistration {
-        await self.handle(filter: self.filter(.query), handler) { delivery in
-            guard case .query(let event)? = delivery.event else { return nil }
-            return event
-        }
+        await self.handle(self.queryRoute(), handler)
     }
 
     private func handle<Event: Sendable>(
-        filter: TopicFilter,
-        _ handler: @escaping @Sendable (Event) throws -> Void,
-        _ transform: @escaping @Sendable (Delivery) -> Event?
+        _ route: EventRoute<Event>,
+        _ handler: @escaping @Sendable (Event) throws -> Void
     ) async -> EventHandlerRegistration {
+        let select = route.select
         let registration = EventHandlerRegistration()
         let logger = self.configuration.logger
         let receiver = ObserverReceiver(
             deliver: { delivery in
-                guard let event = transform(delivery), registration.isActive else { return }
+                guard let event = select(delivery), registration.isActive else { return }
                 do {
                     try handler(event)
                 } catch {
@@ -81,7 +71,7 @@ extension CommunicationManager {
             },
             finish: { registration.end() }
         )
-        let (ids, toSubscribe) = self.addObservers(filters: [filter], kind: .coaty, receiver: receiver)
+        let (ids, toSubscribe) = self.addObservers(filters: [route.filter], kind: .coaty, receiver: receiver)
         registration.setRelease { [weak self] in self?.removeObservers(ids) }
         await self.subscribe(toSubscribe)
         return registration

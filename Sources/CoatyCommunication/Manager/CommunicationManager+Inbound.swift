@@ -130,6 +130,11 @@ extension CommunicationManager {
         self.doorbell.ring()
     }
 
+    /// Registers an observation of a route; see ``observe(filter:kind:isResponse:_:)``.
+    func observe<Event: Sendable>(_ route: EventRoute<Event>) async -> EventStream<Event> {
+        await self.observe(filter: route.filter, route.select)
+    }
+
     /// Registers an observation and returns once its subscription is in place (when online) or
     /// registered for the next connect (when offline).
     ///

@@ -7,7 +7,12 @@ extension CommunicationManager {
     ///
     /// Returns once the subscription is in place.
     public func observeDiscover() async -> EventStream<DiscoverEvent> {
-        await self.observe(filter: self.filter(.discover)) { delivery in
+        await self.observe(self.discoverRoute())
+    }
+
+    /// Discover requests, as ``observeDiscover()`` and ``handleDiscover(_:)`` receive them.
+    func discoverRoute() -> EventRoute<DiscoverEvent> {
+        EventRoute(filter: self.filter(.discover)) { delivery in
             guard case .discover(let event)? = delivery.event else { return nil }
             return event
         }
@@ -50,7 +55,12 @@ extension CommunicationManager {
     /// Observes Query requests; answer each with ``QueryEvent/retrieve(_:)``, for example with the
     /// objects that `query.objectFilter.apply(to:)` selects. Returns once the subscription is in place.
     public func observeQuery() async -> EventStream<QueryEvent> {
-        await self.observe(filter: self.filter(.query)) { delivery in
+        await self.observe(self.queryRoute())
+    }
+
+    /// Query requests, as ``observeQuery()`` and ``handleQuery(_:)`` receive them.
+    func queryRoute() -> EventRoute<QueryEvent> {
+        EventRoute(filter: self.filter(.query)) { delivery in
             guard case .query(let event)? = delivery.event else { return nil }
             return event
         }
@@ -167,8 +177,17 @@ extension CommunicationManager {
     ///   - context: The callee's context object. When given, only Calls whose context filter matches
     ///     it are delivered; Calls without a filter are not (protocol §5). Unmatched Calls get no Return.
     public func observeCall(_ operation: String, context: CoatyObject? = nil) async throws -> EventStream<CallEvent> {
+        await self.observe(try self.callRoute(operation, context: context))
+    }
+
+    /// Calls for `operation` that match `context`, as ``observeCall(_:context:)`` and
+    /// ``handleCalls(_:context:_:)`` receive them.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
+    ///   operation is not a valid event filter.
+    func callRoute(_ operation: String, context: CoatyObject?) throws(CommunicationError) -> EventRoute<CallEvent> {
         try EventValidation.checkFilterName(operation, "operation")
-        return await self.observe(filter: self.filter(.call, filter: operation)) { delivery in
+        return EventRoute(filter: self.filter(.call, filter: operation)) { delivery in
             guard case .call(let event)? = delivery.event, event.matches(context: context) else { return nil }
             return event
         }

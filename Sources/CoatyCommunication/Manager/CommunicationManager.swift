@@ -160,6 +160,13 @@ struct Delivery: Sendable {
     let event: InboundEvent?
 }
 
+/// Which inbound events an observation or a handler receives: the topic filter to subscribe and the
+/// selection of the decoded events on it.
+struct EventRoute<Event: Sendable>: Sendable {
+    let filter: TopicFilter
+    let select: @Sendable (Delivery) -> Event?
+}
+
 /// The receiver of one observation in the routing table.
 struct ObserverReceiver: Sendable {
     let deliver: @Sendable (Delivery) -> Void

@@ -6,17 +6,7 @@ extension KeyedDecodingContainer {
     ///
     /// - Throws: `DecodingError` if the key is missing, the object is invalid, or of another class.
     public func decodeObject<T: CoatyObject>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard self.contains(key) else {
-            DecodingDiagnostics.note()
-            throw DecodingError.keyNotFound(
-                key,
-                DecodingError.Context(
-                    codingPath: self.codingPath,
-                    debugDescription: "required key '\(key.stringValue)' is missing"
-                )
-            )
-        }
-        let decoder = try self.superDecoder(forKey: key)
+        let decoder = try self.requiredDecoder(forKey: key)
         let object = try ObjectFamily.current(in: decoder).decodeObject(from: decoder)
         return try CoatyJSONDecoder.cast(object, to: type, codingPath: decoder.codingPath)
     }
@@ -34,6 +24,20 @@ extension KeyedDecodingContainer {
     /// - Throws: `DecodingError` if the key is missing, the value is not an array, or an element is bad
     ///   (under the `fail` policy), named by index.
     public func decodeObjects<T: CoatyObject>(_ type: [T].Type, forKey key: Key) throws -> [T] {
+        let decoder = try self.requiredDecoder(forKey: key)
+        return try ObjectFamily.current(in: decoder).decodeObjects(T.self, from: decoder)
+    }
+
+    /// Decodes a nested array of objects if the key is present (it must not be `null`).
+    ///
+    /// - Throws: `DecodingError` as ``decodeObjects(_:forKey:)``.
+    public func decodeObjectsIfPresent<T: CoatyObject>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
+        guard self.contains(key) else { return nil }
+        return try self.decodeObjects(type, forKey: key)
+    }
+
+    /// The decoder of a required key's value; a missing key is a `keyNotFound` error naming it.
+    private func requiredDecoder(forKey key: Key) throws -> any Decoder {
         guard self.contains(key) else {
             DecodingDiagnostics.note()
             throw DecodingError.keyNotFound(
@@ -44,15 +48,6 @@ extension KeyedDecodingContainer {
                 )
             )
         }
-        let decoder = try self.superDecoder(forKey: key)
-        return try ObjectFamily.current(in: decoder).decodeObjects(T.self, from: decoder)
-    }
-
-    /// Decodes a nested array of objects if the key is present (it must not be `null`).
-    ///
-    /// - Throws: `DecodingError` as ``decodeObjects(_:forKey:)``.
-    public func decodeObjectsIfPresent<T: CoatyObject>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
-        guard self.contains(key) else { return nil }
-        return try self.decodeObjects(type, forKey: key)
+        return try self.superDecoder(forKey: key)
     }
 }

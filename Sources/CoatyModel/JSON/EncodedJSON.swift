@@ -59,10 +59,6 @@ final class EncodedObject {
         self.index?[key] = self.keys.count - 1
     }
 
-    func value(forKey key: String) -> EncodedJSON? {
-        self.position(of: key).map { self.values[$0] }
-    }
-
     private func position(of key: String) -> Int? {
         if let index = self.index { return index[key] }
         if self.keys.count < 16 { return self.keys.firstIndex(of: key) }

@@ -27,6 +27,11 @@ enum Syscalls {
         }
     }
 
+    /// Turns Nagle's algorithm off: MQTT packets are small and each one should go out at once.
+    static func setNoDelay(_ fd: Int32) throws(SocketError) {
+        try Self.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
+    }
+
     /// Closes a descriptor that was never registered with the reactor.
     static func closeUnregistered(_ fd: Int32) {
         #if canImport(Glibc)

@@ -27,13 +27,7 @@ package final class TCPConnection: Sendable {
 
     /// Wraps an accepted non-blocking descriptor.
     static func adopt(fd: Int32) throws(SocketError) -> TCPConnection {
-        try Syscalls.setOption(
-            fd,
-            level: Int32(IPPROTO_TCP),
-            name: TCP_NODELAY,
-            value: 1,
-            call: "setsockopt(TCP_NODELAY)"
-        )
+        try Syscalls.setNoDelay(fd)
         let remote = SocketAddress.peer(of: fd)?.description ?? "?"
         let handle = try Reactor.shared.register(fd: fd)
         return TCPConnection(handle: handle, remoteDescription: remote)
@@ -55,13 +49,7 @@ package final class TCPConnection: Sendable {
             let fd = try Syscalls.makeStreamSocket(family: address.family)
             let handle: SocketHandle
             do {
-                try Syscalls.setOption(
-                    fd,
-                    level: Int32(IPPROTO_TCP),
-                    name: TCP_NODELAY,
-                    value: 1,
-                    call: "setsockopt(TCP_NODELAY)"
-                )
+                try Syscalls.setNoDelay(fd)
                 handle = try Reactor.shared.register(fd: fd)
             } catch {
                 Syscalls.closeUnregistered(fd)

@@ -199,22 +199,6 @@ public final class ChildProcess: Sendable {
         #endif
     }
 
-    /// Writes to the child's standard input (``Input/pipe`` only).
-    public func writeInput(_ bytes: [UInt8]) {
-        guard let writer = self.state.withLock({ $0.inputWriter }) else { return }
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(writer, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
-    }
-
     /// Closes the child's standard input (``Input/pipe`` only): it reads end of file.
     public func closeInput() {
         let writer = self.state.withLock { state -> Int32? in

@@ -21,7 +21,7 @@ public struct CoatyJSONEncoder: Sendable {
     /// The output is what Foundation's `JSONEncoder` writes with `.withoutEscapingSlashes`, value for
     /// value (numbers and string escapes byte for byte), except that object keys keep the order they
     /// were encoded in, where `JSONEncoder`'s order is a dictionary's. It is written by the package's
-    /// own encoder, in about 0.65× the time (see Docs/ObjectModel.md).
+    /// own encoder, in about 0.6× the time (see Docs/ObjectModel.md).
     ///
     /// - Throws: `EncodingError` if a value cannot be encoded (for example a non-finite number, which
     ///   JSON cannot represent).

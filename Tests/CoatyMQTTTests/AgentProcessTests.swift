@@ -162,7 +162,7 @@ struct AgentProcessTests {
     }
 
     @Test func publicationsQueuedWhileTheBrokerIsDownAreDeliveredAfterItRestarts() async throws {
-        let probe = try TCPListenerPort.free()
+        let probe = try Mosquitto.freePort()
         var broker: ChildProcess? = try await Mosquitto.start(port: probe)
         defer { broker.map(Mosquitto.kill) }
         let url = "mqtt://127.0.0.1:\(probe)"
@@ -201,14 +201,5 @@ struct AgentProcessTests {
                 #expect(offline == (0..<20).map { "offline \($0)" })
             }
         }
-    }
-}
-
-/// A free loopback port (bind port 0, read it back, close).
-enum TCPListenerPort {
-    static func free() throws -> Int {
-        let listener = try TCPListener.bind(port: 0)
-        defer { listener.close() }
-        return listener.port
     }
 }

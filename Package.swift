@@ -84,7 +84,11 @@ let package = Package(
             dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyTesting"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CoatySocketsTests", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CoatySocketsTests",
+            dependencies: ["CoatySockets", "CoatyTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CoatyMQTTPacketsTests",
             dependencies: ["CoatyMQTTPackets"],

@@ -1,4 +1,5 @@
 import CoatySockets
+import CoatyTesting
 import Testing
 
 /// Reads until `count` bytes arrived or EOF.
@@ -165,9 +166,8 @@ struct TCPConnectionTests {
     }
 
     @Test func connectToClosedPortIsRefused() async throws {
-        let listener = try TCPListener.bind(port: 0)
-        let port = listener.port
-        listener.close()
+        // A port no parallel test can be listening on (a released ephemeral port could be reused).
+        let port = try LoopbackPort.unused()
         let error = await #expect(throws: SocketError.self) {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         }

@@ -1,4 +1,5 @@
 import CoatySockets
+import CoatyTesting
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -20,8 +21,9 @@ struct TCPListenerTests {
     }
 
     @Test func rebindingAfterCloseSucceeds() async throws {
-        let first = try TCPListener.bind(port: 0)
-        let port = first.port
+        // Not port 0: a released ephemeral port may be taken by a parallel test before the rebind.
+        let port = try LoopbackPort.unused()
+        let first = try TCPListener.bind(port: port)
         // Leave a connection behind so the port has TIME_WAIT state; SO_REUSEADDR allows the rebind.
         let client = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         let server = try await first.accept()

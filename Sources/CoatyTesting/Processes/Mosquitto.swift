@@ -1,6 +1,5 @@
 import CoatySockets
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -49,39 +48,10 @@ public struct Mosquitto: Sendable {
         return try await body(Mosquitto(port: port))
     }
 
-    /// A loopback port for a broker process: free when checked, below the kernel's ephemeral range,
-    /// and not returned before in this process.
-    ///
-    /// Why not port 0's answer: the kernel hands ephemeral ports out again, to the next `bind(0)` (our
-    /// own brokers in parallel tests) or to another `freePort()`. A mosquitto started on such a port
-    /// fails to bind, the test then talks to whoever holds the port, and the test that owns it kills
-    /// it under the other (seen in CI as "closed the connection"). Ports below the ephemeral range are
-    /// never handed out by `bind(0)` or by outgoing connections, and remembering the ones returned rules
-    /// out two tests of this process getting the same one.
+    /// A loopback port for a broker process: ``LoopbackPort/unused()``.
     public static func freePort() throws -> Int {
-        let upperBound = Self.ephemeralRangeStart
-        let lowerBound = max(1024, upperBound - 12_000)
-        var candidate = Int.random(in: lowerBound..<upperBound)
-        for _ in 0..<(upperBound - lowerBound) {
-            candidate = candidate + 1 < upperBound ? candidate + 1 : lowerBound
-            guard handedOutPorts.withLock({ $0.insert(candidate).inserted }) else { continue }
-            if let probe = try? TCPListener.bind(port: candidate) {
-                probe.close()
-                return candidate
-            }
-        }
-        throw MosquittoError("no free port between \(lowerBound) and \(upperBound)")
+        try LoopbackPort.unused()
     }
-
-    /// The first port of the kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`;
-    /// 32768 where it cannot be read, Linux's default and close to other systems').
-    private static let ephemeralRangeStart: Int = {
-        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
-            let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first,
-            let start = Int(first), start > 2048
-        else { return 32768 }
-        return start
-    }()
 
     /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
     ///
@@ -126,9 +96,6 @@ public struct Mosquitto: Sendable {
         }
     }
 }
-
-/// The ports ``Mosquitto/freePort()`` has returned in this process.
-private let handedOutPorts = Mutex<Set<Int>>([])
 
 /// Why a ``Mosquitto`` broker could not be started.
 public struct MosquittoError: Error, CustomStringConvertible {

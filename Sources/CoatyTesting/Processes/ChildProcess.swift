@@ -15,9 +15,9 @@ import Synchronization
 /// descriptors by reading `/proc/self/fd` with a `dirent` copy that over-reads glibc's buffer, and it
 /// crashes now and then when the record sits at the end of a page (swiftlang/swift-corelibs-foundation
 /// #5472, fixed after Swift 6.3.1). It crashed our test runs about once in 30, also under a
-/// process-wide lock. `posix_spawn` needs no such scan: every descriptor our tests create is
-/// close-on-exec (sockets, the epoll descriptor, the input pipe below), and the child's standard
-/// streams are opened by the spawn itself.
+/// process-wide lock. Here the spawn itself closes every descriptor above standard error in the child
+/// (`posix_spawn_file_actions_addclosefrom_np`, no directory scan), and the child's standard streams
+/// are opened by the spawn.
 ///
 /// Standard output and error go to temporary files when captured (so a chatty child can never block
 /// on a full pipe), otherwise to `/dev/null`. The child starts with an empty signal mask and default
@@ -106,6 +106,9 @@ public final class ChildProcess: Sendable {
             pipeEnds = (fds[0], fds[1])
             posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
         }
+        // Close every other descriptor in the child, whatever its close-on-exec flag: a socket this
+        // process accepts in parallel is close-on-exec only after a separate fcntl.
+        Self.closeOtherDescriptors(in: &actions)
         let writeFlags = O_WRONLY | O_CREAT | O_TRUNC
         posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", writeFlags, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath ?? "/dev/null", writeFlags, 0o600)
@@ -141,6 +144,23 @@ public final class ChildProcess: Sendable {
         Thread.detachNewThread { child.reap() }
         return child
     }
+
+    /// Adds "close every descriptor from 3 up" to the spawn's file actions, where the C library has
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later; looked up at run time, since
+    /// Swift's Glibc module does not declare it). Elsewhere children rely on close-on-exec alone.
+    private static func closeOtherDescriptors(in actions: inout posix_spawn_file_actions_t) {
+        guard let addCloseFrom = Self.addCloseFrom else { return }
+        _ = withUnsafeMutablePointer(to: &actions) { addCloseFrom(UnsafeMutableRawPointer($0), 3) }
+    }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
+
+    private static let addCloseFrom: AddCloseFrom? = {
+        guard let library = dlopen(nil, RTLD_NOW),
+            let symbol = dlsym(library, "posix_spawn_file_actions_addclosefrom_np")
+        else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    }()
 
     /// Waits for the child to exit (on its own thread) and records the status.
     private func reap() {

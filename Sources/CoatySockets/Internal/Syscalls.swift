@@ -32,6 +32,37 @@ enum Syscalls {
         try Self.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
     }
 
+    /// Accepts a connection as a non-blocking, close-on-exec descriptor; -1 with `errno` on failure.
+    ///
+    /// `accept4` sets both flags atomically, so a child process spawned at the same moment never
+    /// inherits the socket. It is looked up at run time because Swift's Glibc module does not declare
+    /// it; without it the flags are set by `fcntl` right after `accept`.
+    static func acceptNonBlockingCloseOnExec(_ listenFD: Int32) -> Int32 {
+        #if canImport(Glibc)
+            if let accept4 = Self.accept4 {
+                return accept4(listenFD, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            }
+            let fd = Glibc.accept(listenFD, nil, nil)
+        #else
+            let fd = Darwin.accept(listenFD, nil, nil)
+        #endif
+        guard fd >= 0 else { return fd }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+        return fd
+    }
+
+    #if canImport(Glibc)
+        private typealias Accept4 =
+            @convention(c) (Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32) ->
+            Int32
+
+        private static let accept4: Accept4? = {
+            guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "accept4") else { return nil }
+            return unsafeBitCast(symbol, to: Accept4.self)
+        }()
+    #endif
+
     /// Closes a descriptor that was never registered with the reactor.
     static func closeUnregistered(_ fd: Int32) {
         #if canImport(Glibc)

@@ -68,13 +68,8 @@ package final class TCPListener: Sendable {
     package func accept() async throws -> TCPConnection {
         let fd: Int32 = try await self.handle.perform(.read, call: "accept") { listenFD in
             while true {
-                let fd = Glibc.accept(listenFD, nil, nil)
-                if fd >= 0 {
-                    // accept4 is not visible through the Glibc module map; set the flags by hand.
-                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-                    _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
-                    return .done(fd)
-                }
+                let fd = Syscalls.acceptNonBlockingCloseOnExec(listenFD)
+                if fd >= 0 { return .done(fd) }
                 let code = errno
                 // The pending connection died before we took it: try the next one.
                 if code == EINTR || code == ECONNABORTED || code == EPROTO { continue }

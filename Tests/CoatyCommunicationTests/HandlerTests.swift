@@ -106,7 +106,7 @@ struct HandlerTests {
             _ = try await advertises.first(timeout: .seconds(5))
             let clientID = managers[0].clientID
             let filters = bus.state.withLock { state in
-                state.sessions.values.first { $0.clientID == clientID }?.filters.map(\.rawValue) ?? []
+                state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
             }
             #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")
         }

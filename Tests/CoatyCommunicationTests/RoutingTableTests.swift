@@ -110,6 +110,21 @@ struct CoatyTopicTests {
         #expect(topic.correlationID == nil)
     }
 
+    @Test(arguments: EventCode.allCases)
+    func everyEventCodeParses(code: EventCode) throws {
+        let topic = CoatyTopic(
+            version: 12,
+            namespace: "ns",
+            code: code,
+            filter: code.requiresFilter ? "a:b" : nil,
+            sourceID: "src",
+            correlationID: code.isTwoWay ? "c1" : nil
+        )
+        let parsed = try #require(CoatyTopic(parsing: topic.formatted))
+        #expect(parsed == topic)
+        #expect(parsed.formatted == topic.formatted)
+    }
+
     @Test func parsingIsLenientLikeCoatyJS() throws {
         let extra = try #require(CoatyTopic(parsing: "coaty/2/ns/DAD/src/extra/levels"))
         #expect(extra.version == 2)
@@ -118,7 +133,8 @@ struct CoatyTopicTests {
 
     @Test(arguments: [
         "golden/raw/1", "coaty/3/ns/XYZ/src", "coaty/x/ns/ADV:Task/src", "coaty/3/ns/DSC/src", "coaty/3/ns/DSC/src/",
-        "coaty/3/ns/ADV:Task", "coaty/3/ns/ADV:Task/",
+        "coaty/3/ns/ADV:Task", "coaty/3/ns/ADV:Task/", "coaty/3/ns/adv:Task/src", "coaty/3/ns/ADVX/src",
+        "coaty/3/ns/AD/src", "coaty//ns/ADV:Task/src", "coaty/3/ns/DSC//c1", "coaty/3", "coaty/", "coaty",
     ])
     func unparsableTopics(topic: String) {
         #expect(CoatyTopic(parsing: topic) == nil)

@@ -24,4 +24,14 @@ struct ObjectIDTests {
             #expect(Set(ids.map { Array($0)[position] }).count > 1, "position \(position) never varies")
         }
     }
+
+    /// The ids come from a shared pool of kernel random bytes; concurrent callers never get the same bits.
+    @Test func concurrentRandomIDsAreDistinct() async {
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<1_000).map { _ in ObjectID.random().rawValue } } }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(ids.count == 8_000)
+        #expect(Set(ids).count == ids.count)
+    }
 }

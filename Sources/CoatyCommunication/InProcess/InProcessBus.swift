@@ -8,17 +8,36 @@ import Synchronization
 /// publishes a connection's last will when the connection ends abruptly, keeps retained messages,
 /// and disconnects an older connection when a new one uses the same client id.
 public final class InProcessBus: Sendable {
-    struct Session: Sendable {
+    /// One connection. A class, so that routing a message takes one reference per receiver instead of
+    /// copying every field.
+    final class Session: Sendable {
         let id: UInt64
         let clientID: String
         let will: TransportMessage?
         let onMessage: @Sendable (TransportMessage) -> Void
-        let closed: OneShotSignal
+        let closed = OneShotSignal()
+
+        init(
+            id: UInt64,
+            clientID: String,
+            will: TransportMessage?,
+            onMessage: @escaping @Sendable (TransportMessage) -> Void
+        ) {
+            self.id = id
+            self.clientID = clientID
+            self.will = will
+            self.onMessage = onMessage
+        }
+    }
+
+    /// An open connection and its subscriptions.
+    struct Subscriber: Sendable {
+        let session: Session
         var filters: [TopicFilter] = []
     }
 
     struct State: Sendable {
-        var sessions: [UInt64: Session] = [:]
+        var sessions: [UInt64: Subscriber] = [:]
         var retained: [String: TransportMessage] = [:]
         var nextID: UInt64 = 0
         var taps: [UInt64: AsyncStream<TransportMessage>.Continuation] = [:]
@@ -31,7 +50,7 @@ public final class InProcessBus: Sendable {
 
     /// The client ids of the open connections, sorted.
     public var clientIDs: [String] {
-        self.state.withLock { $0.sessions.values.map(\.clientID).sorted() }
+        self.state.withLock { $0.sessions.values.map(\.session.clientID).sorted() }
     }
 
     /// Every message published on the bus from now on, in publication order, including wills:
@@ -57,8 +76,10 @@ public final class InProcessBus: Sendable {
     @discardableResult
     public func dropConnection(clientID: String) -> Bool {
         let session = self.state.withLock { state -> Session? in
-            guard let session = state.sessions.values.first(where: { $0.clientID == clientID }) else { return nil }
-            return state.sessions.removeValue(forKey: session.id)
+            guard let session = state.sessions.values.first(where: { $0.session.clientID == clientID }) else {
+                return nil
+            }
+            return state.sessions.removeValue(forKey: session.session.id)?.session
         }
         guard let session else { return false }
         session.closed.fire()
@@ -73,18 +94,12 @@ public final class InProcessBus: Sendable {
     ) -> Session {
         let (session, takenOver) = self.state.withLock { state -> (Session, Session?) in
             var takenOver: Session?
-            if let old = state.sessions.values.first(where: { $0.clientID == clientID }) {
-                takenOver = state.sessions.removeValue(forKey: old.id)
+            if let old = state.sessions.values.first(where: { $0.session.clientID == clientID }) {
+                takenOver = state.sessions.removeValue(forKey: old.session.id)?.session
             }
             state.nextID += 1
-            let session = Session(
-                id: state.nextID,
-                clientID: clientID,
-                will: will,
-                onMessage: onMessage,
-                closed: OneShotSignal()
-            )
-            state.sessions[session.id] = session
+            let session = Session(id: state.nextID, clientID: clientID, will: will, onMessage: onMessage)
+            state.sessions[session.id] = Subscriber(session: session)
             return (session, takenOver)
         }
         if let takenOver {
@@ -96,7 +111,7 @@ public final class InProcessBus: Sendable {
 
     /// Closes a session. Returns `false` if it was already gone (dropped or taken over).
     func disconnect(_ session: Session, graceful: Bool) -> Bool {
-        let removed = self.state.withLock { $0.sessions.removeValue(forKey: session.id) }
+        let removed = self.state.withLock { $0.sessions.removeValue(forKey: session.id)?.session }
         guard let removed else { return false }
         removed.closed.fire()
         if !graceful, let will = removed.will { self.publish(will) }
@@ -136,9 +151,7 @@ public final class InProcessBus: Sendable {
     @discardableResult
     func publish(_ message: TransportMessage, from sender: Session? = nil) -> Bool {
         let delivery = self.state.withLock {
-            state -> (
-                receivers: [@Sendable (TransportMessage) -> Void], taps: [AsyncStream<TransportMessage>.Continuation]
-            )? in
+            state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
             if let sender, state.sessions[sender.id] == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {
@@ -149,18 +162,27 @@ public final class InProcessBus: Sendable {
                     state.retained[message.topic] = stored
                 }
             }
-            var receivers: [(id: UInt64, receive: @Sendable (TransportMessage) -> Void)] = []
-            for session in state.sessions.values where session.filters.contains(where: { $0.matches(message.topic) }) {
-                receivers.append((session.id, session.onMessage))
+            var receivers: [Session] = []
+            message.topic.utf8.withContiguousStorageIfAvailable { topic in
+                for subscriber in state.sessions.values
+                where subscriber.filters.contains(where: { $0.matches(bytes: topic) }) {
+                    receivers.append(subscriber.session)
+                }
             }
+                ?? {
+                    for subscriber in state.sessions.values
+                    where subscriber.filters.contains(where: { $0.matches(message.topic) }) {
+                        receivers.append(subscriber.session)
+                    }
+                }()
             if receivers.count > 1 { receivers.sort { $0.id < $1.id } }
-            return (receivers.map(\.receive), state.taps.isEmpty ? [] : Array(state.taps.values))
+            return (receivers, state.taps.isEmpty ? [] : Array(state.taps.values))
         }
         guard let delivery else { return false }
         var delivered = message
         delivered.retain = false
         for tap in delivery.taps { tap.yield(message) }
-        for receive in delivery.receivers { receive(delivered) }
+        for receiver in delivery.receivers { receiver.onMessage(delivered) }
         return true
     }
 }

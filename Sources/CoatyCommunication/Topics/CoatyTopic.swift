@@ -50,46 +50,65 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
     /// unparsable version, an unknown event code, an empty source id, or (for two-way events) no
     /// correlation id.
     public init?(parsing topic: String) {
-        // Works on the UTF-8 view: it runs for every inbound message, and `/` and `:` are ASCII.
-        let utf8 = topic.utf8
-        guard utf8.starts(with: "coaty/".utf8) else { return nil }
-        var levels: [Substring] = []
-        levels.reserveCapacity(6)
-        var levelStart = utf8.startIndex
-        var index = levelStart
-        while index != utf8.endIndex, levels.count < 6 {
-            if utf8[index] == UInt8(ascii: "/") {
-                levels.append(topic[levelStart..<index])
-                levelStart = utf8.index(after: index)
-            }
-            index = utf8.index(after: index)
+        // Works on the UTF-8 bytes with offsets: it runs for every inbound message, and `/` and `:`
+        // are ASCII. Only the parts that are kept become strings.
+        var text = topic
+        guard
+            let parsed = text.withUTF8({ bytes -> CoatyTopic? in
+                Self.parse(bytes)
+            })
+        else { return nil }
+        self = parsed
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> CoatyTopic? {
+        let prefix = "coaty/".utf8
+        guard bytes.starts(with: prefix) else { return nil }
+        // The levels after "coaty/", in order. A sixth level ends at the next `/`; anything after it
+        // is ignored, as coaty-js ignores it.
+        var cursor = prefix.count
+        func nextLevel() -> UnsafeBufferPointer<UInt8>? {
+            guard cursor <= bytes.count else { return nil }
+            var end = cursor
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
+            defer { cursor = end + 1 }
+            return UnsafeBufferPointer(rebasing: bytes[cursor..<end])
         }
-        if levels.count < 6 {
-            levels.append(topic[levelStart...])
+        func string(_ part: UnsafeBufferPointer<UInt8>) -> String { String(decoding: part, as: UTF8.self) }
+        guard let versionLevel = nextLevel(), let namespace = nextLevel(), let event = nextLevel(),
+            let source = nextLevel()
+        else { return nil }
+
+        let version: Int
+        if versionLevel.count == 1, let digit = versionLevel.first, digit >= UInt8(ascii: "0"),
+            digit <= UInt8(ascii: "9")
+        {
+            version = Int(digit - UInt8(ascii: "0"))
+        } else {
+            guard let parsed = Int(string(versionLevel)) else { return nil }
+            version = parsed
         }
-        guard levels.count >= 5, let version = Int(levels[1]) else { return nil }
-        let event = levels[3]
-        let code: Substring
-        let filter: String?
-        if let colon = event.utf8.firstIndex(of: UInt8(ascii: ":")) {
-            code = event[..<colon]
-            filter = String(event[event.utf8.index(after: colon)...])
+        let code: UnsafeBufferPointer<UInt8>
+        var filter: String?
+        if let colon = event.firstIndex(of: UInt8(ascii: ":")) {
+            code = UnsafeBufferPointer(rebasing: event[..<colon])
+            filter = string(UnsafeBufferPointer(rebasing: event[(colon + 1)...]))
         } else {
             code = event
-            filter = nil
         }
-        guard let eventCode = EventCode(rawValue: String(code)), !levels[4].isEmpty else { return nil }
+        guard let eventCode = EventCode(bytes: code) else { return nil }
+        guard !source.isEmpty else { return nil }
         var correlationID: ObjectID?
         if eventCode.isTwoWay {
-            guard levels.count >= 6, !levels[5].isEmpty else { return nil }
-            correlationID = ObjectID(String(levels[5]))
+            guard let correlation = nextLevel(), !correlation.isEmpty else { return nil }
+            correlationID = ObjectID(string(correlation))
         }
-        self.init(
+        return CoatyTopic(
             version: version,
-            namespace: String(levels[2]),
+            namespace: string(namespace),
             code: eventCode,
             filter: filter,
-            sourceID: ObjectID(String(levels[4])),
+            sourceID: ObjectID(string(source)),
             correlationID: correlationID
         )
     }
@@ -102,10 +121,63 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
 
     /// The topic name.
     public var formatted: String {
-        var topic =
-            "\(Self.protocolName)/\(self.version)/\(self.namespace)/\(self.eventLevel)/\(self.sourceID.rawValue)"
-        if let correlationID = self.correlationID { topic += "/" + correlationID.rawValue }
-        return topic
+        Self.assemble(
+            version: self.version,
+            namespace: self.namespace,
+            code: self.code,
+            filter: self.filter,
+            source: self.sourceID.rawValue,
+            correlation: self.correlationID?.rawValue
+        )
+    }
+
+    /// `coaty/<version>/<namespace>/<code>[:<filter>]/<source>[/<correlation>]`, written into one
+    /// string of the right capacity: a topic is formatted for every publication and every response
+    /// subscription, and interpolation grows its buffer piece by piece.
+    private static func assemble(
+        version: Int,
+        namespace: String,
+        code: EventCode,
+        filter: String?,
+        source: String,
+        correlation: String?
+    ) -> String {
+        let versionText = version == Self.protocolVersion ? "3" : String(version)
+        var capacity = 6 + versionText.utf8.count + 1 + namespace.utf8.count + 1 + 3 + 1 + source.utf8.count
+        if let filter { capacity += 1 + filter.utf8.count }
+        if let correlation { capacity += 1 + correlation.utf8.count }
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var index = 0
+            func put(_ part: String) {
+                var part = part
+                part.withUTF8 { bytes in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[index..<(index + bytes.count)])
+                        .update(fromContentsOf: bytes)
+                    index += bytes.count
+                }
+            }
+            func put(_ byte: UInt8) {
+                buffer[index] = byte
+                index += 1
+            }
+            put("coaty/")
+            put(versionText)
+            put(UInt8(ascii: "/"))
+            put(namespace)
+            put(UInt8(ascii: "/"))
+            put(code.rawValue)
+            if let filter {
+                put(UInt8(ascii: ":"))
+                put(filter)
+            }
+            put(UInt8(ascii: "/"))
+            put(source)
+            if let correlation {
+                put(UInt8(ascii: "/"))
+                put(correlation)
+            }
+            return index
+        }
     }
 
     public var description: String { self.formatted }
@@ -129,9 +201,14 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         namespace: String?,
         correlationID: ObjectID? = nil
     ) -> TopicFilter {
-        let event = filter.map { code.rawValue + ":" + $0 } ?? code.rawValue
-        var text = "\(Self.protocolName)/\(Self.protocolVersion)/\(namespace ?? "+")/\(event)/+"
-        if code.isTwoWay { text += "/" + (correlationID?.rawValue ?? "+") }
+        let text = Self.assemble(
+            version: Self.protocolVersion,
+            namespace: namespace ?? "+",
+            code: code,
+            filter: filter,
+            source: "+",
+            correlation: code.isTwoWay ? (correlationID?.rawValue ?? "+") : nil
+        )
         // Every part has been validated as an event filter, so this cannot fail; fall back to a
         // filter that matches nothing we publish rather than trapping.
         return (try? TopicFilter(text)) ?? Self.unmatchable

@@ -50,4 +50,32 @@ public enum EventCode: String, Sendable, Hashable, CaseIterable {
         default: false
         }
     }
+
+    /// The code whose raw value is exactly these UTF-8 bytes; `nil` for any other bytes.
+    ///
+    /// Inbound topics are parsed as bytes; this avoids making a string to look the code up.
+    init?(bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count == 3 else { return nil }
+        let key = UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
+        func code(_ text: StaticString) -> UInt32 {
+            let raw = text.utf8Start
+            return UInt32(raw[0]) << 16 | UInt32(raw[1]) << 8 | UInt32(raw[2])
+        }
+        switch key {
+        case code("ADV"): self = .advertise
+        case code("DAD"): self = .deadvertise
+        case code("CHN"): self = .channel
+        case code("ASC"): self = .associate
+        case code("IOV"): self = .ioValue
+        case code("DSC"): self = .discover
+        case code("RSV"): self = .resolve
+        case code("QRY"): self = .query
+        case code("RTV"): self = .retrieve
+        case code("UPD"): self = .update
+        case code("CPL"): self = .complete
+        case code("CLL"): self = .call
+        case code("RTN"): self = .return
+        default: return nil
+        }
+    }
 }

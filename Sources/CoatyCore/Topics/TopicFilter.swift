@@ -33,6 +33,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         try TopicRules.checkCommon(rawValue)
         let bytes = Array(rawValue.utf8)
         var levels: [Level] = []
+        levels.reserveCapacity(bytes.count { $0 == UInt8(ascii: "/") } + 1)
         var start = 0
         while true {
             var end = start

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Synchronization
 
 /// The identity of a Coaty object, of an agent (its identity's object id) or of a request (a correlation id).
 ///
@@ -29,19 +30,18 @@ public struct ObjectID: Sendable, Hashable, Codable, Comparable, CustomStringCon
     /// A new random lower-case UUID v4.
     ///
     /// Written directly from 128 random bits: every request makes one (its correlation id), and going
-    /// through `UUID().uuidString.lowercased()` costs a formatted print and two string copies.
+    /// through `UUID().uuidString.lowercased()` costs a formatted print and two string copies. The bits
+    /// come from the kernel's generator through a shared pool (see `RandomBytePool`).
     public static func random() -> ObjectID {
-        var generator = SystemRandomNumberGenerator()
-        var high = generator.next()
-        var low = generator.next()
+        var (high, low) = RandomBytePool.shared.withLock { $0.nextPair() }
         high = (high & ~0xF000) | 0x4000  // version 4 (bits 48–51 of the first half)
         low = (low & ~(0xC000 << 48)) | (0x8000 << 48)  // RFC 4122 variant (10xx)
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
         let text = String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0
             func put(_ value: UInt64, nibbles: Int) {
                 for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
-                    buffer[index] = digits[Int((value >> UInt64(shift)) & 0xF)]
+                    let nibble = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)
+                    buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
                     index += 1
                 }
             }

@@ -122,11 +122,11 @@ extension CommunicationManager {
         while true {
             await self.doorbell.wait()
             let (control, messages, isStopRequested) = self.state.withLock { state in
-                defer { state.control = [] }
+                let control = state.control.takeAll()
                 let messages = state.outbox.removeAll()
                 state.isPublishing = !messages.isEmpty
-                state.controlInFlight = Set(state.control.map(\.filter))
-                return (state.control, messages, state.isStopRequested)
+                if !control.isEmpty { state.controlInFlight = Set(control.map(\.filter)) }
+                return (control, messages, state.isStopRequested)
             }
             var unsubscribing: [TopicFilter] = []
             for command in control {
@@ -177,8 +177,7 @@ extension CommunicationManager {
 
     private func resumeControlWaiters() {
         let commands = self.state.withLock { state in
-            defer { state.control = [] }
-            return state.control
+            state.control.takeAll()
         }
         for case .subscribe(_, let waiter?) in commands { waiter.resume() }
     }
@@ -202,11 +201,10 @@ extension CommunicationManager {
             defer {
                 state.stateObservers = [:]
                 state.diagnosticObservers = [:]
-                state.control = []
             }
             return (
                 state.routing.removeAll(), Array(state.stateObservers.values), Array(state.diagnosticObservers.values),
-                state.control
+                state.control.takeAll()
             )
         }
         self.stopSignal.withLock { $0 = nil }

@@ -179,6 +179,28 @@ enum ControlCommand: Sendable {
     case unsubscribe(TopicFilter)
 }
 
+/// The control commands waiting for the send loop, in order.
+///
+/// Knows whether a subscription is among them without scanning: every request asks, and up to 15
+/// deferred unsubscriptions are usually waiting (see `CommunicationManager.deferredUnsubscribeBatch`).
+struct ControlQueue: Sendable {
+    private(set) var commands: [ControlCommand] = []
+    private(set) var hasSubscribe = false
+
+    var count: Int { self.commands.count }
+
+    mutating func append(_ command: ControlCommand) {
+        if command.isSubscribe { self.hasSubscribe = true }
+        self.commands.append(command)
+    }
+
+    /// Removes and returns every command.
+    mutating func takeAll() -> [ControlCommand] {
+        defer { self = ControlQueue() }
+        return self.commands
+    }
+}
+
 /// Everything mutable of a manager, guarded by one mutex.
 struct ManagerState: Sendable {
     var routing = RoutingTable<ObserverReceiver>()
@@ -188,7 +210,7 @@ struct ManagerState: Sendable {
     /// `true` while connected and past the initial subscribe: new filters are subscribed at once.
     var acceptsControl = false
     var outbox: BoundedQueue<TransportMessage>
-    var control: [ControlCommand] = []
+    var control = ControlQueue()
     /// The open connection while online, so publications and subscriptions can be made from the
     /// calling task instead of handing them to ``CommunicationManager/run()`` (see ``directConnection``).
     var liveConnection: (any TransportConnection)?
@@ -222,8 +244,8 @@ struct ManagerState: Sendable {
     /// filter reach the connection in the order they were decided. Queued unsubscriptions of other
     /// filters, which every finished request leaves behind, do not hold it up.
     func directSubscribeConnection(for filter: TopicFilter) -> (any TransportConnection)? {
-        guard let connection = self.liveConnection, !self.controlInFlight.contains(filter),
-            !self.control.contains(where: \.isSubscribe)
+        guard let connection = self.liveConnection, !self.control.hasSubscribe,
+            self.controlInFlight.isEmpty || !self.controlInFlight.contains(filter)
         else { return nil }
         return connection
     }

@@ -92,53 +92,94 @@ struct HandlerTests {
         }
     }
 
-    /// Finished requests release their response subscriptions in batches, not one wake-up each.
-    @Test func finishedRequestsReleaseTheirResponseSubscriptions() async throws {
+    /// Over a connection that takes unsubscriptions without waiting, a finished request's response
+    /// subscription is gone by the time `first(timeout:)` returns.
+    @Test func finishedRequestsReleaseTheirResponseSubscriptionsAtOnce() async throws {
         try await withOnlineManagers(count: 2) { managers, bus in
             let registration = try await managers[1].handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
-            for _ in 0..<40 {
+            let clientID = managers[0].clientID
+            for _ in 0..<20 {
                 _ = try await managers[0].call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+                let filters = Self.filters(of: clientID, on: bus)
+                #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")
+            }
+        }
+    }
+
+    /// Over a connection without ``TransportConnection/unsubscribeWithoutWaiting(from:)``, finished
+    /// requests release their response subscriptions through the send loop, in batches, not one
+    /// wake-up each, and the next wake-up releases them all.
+    @Test func finishedRequestsReleaseTheirResponseSubscriptionsInBatches() async throws {
+        let bus = InProcessBus()
+        let caller = CommunicationManager(
+            transport: WaitingUnsubscribeTransport(base: InProcessTransport(bus: bus)),
+            configuration: .init(identity: Identity(name: "caller"))
+        )
+        let callee = CommunicationManager(
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "callee"))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for manager in [caller, callee] {
+                let states = manager.observeCommunicationState()
+                group.addTask { try await manager.run() }
+                _ = await states.first { $0 == .online }
+            }
+            let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
+            defer { registration.cancel() }
+            for _ in 0..<(CommunicationManager.deferredUnsubscribeBatch - 1) {
+                _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+            }
+            // Fewer than a batch: still subscribed, waiting for the send loop.
+            let waiting = Self.filters(of: caller.clientID, on: bus).filter { $0.contains("/RTN/") }
+            #expect(waiting.count == CommunicationManager.deferredUnsubscribeBatch - 1)
+            for _ in 0..<40 {
+                _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
             }
             // A queued publication wakes the send loop, which sends the pending unsubscriptions first.
-            let advertises = await managers[1].observeAdvertise(coreType: .coatyObject)
-            try managers[0].publish(AdvertiseEvent(thing()))
+            let advertises = await callee.observeAdvertise(coreType: .coatyObject)
+            try caller.publish(AdvertiseEvent(thing()))
             _ = try await advertises.first(timeout: .seconds(5))
-            let clientID = managers[0].clientID
-            let filters = bus.state.withLock { state in
-                state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
-            }
+            let filters = Self.filters(of: caller.clientID, on: bus)
             #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")
+            caller.finish()
+            callee.finish()
+            try await group.waitForAll()
+        }
+    }
+
+    private static func filters(of clientID: String, on bus: InProcessBus) -> [String] {
+        bus.state.withLock { state in
+            state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
         }
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
-struct DeadlineTimerTests {
-    @Test func earlierDeadlineFiresFirstAndCancelledOnesNever() async throws {
-        let timer = DeadlineTimer()
-        let (fired, continuation) = AsyncStream<String>.makeStream()
-        _ = timer.schedule(after: .seconds(30)) { continuation.yield("late") }
-        let cancelled = timer.schedule(after: .milliseconds(5)) { continuation.yield("cancelled") }
-        timer.cancel(cancelled)
-        _ = timer.schedule(after: .milliseconds(20)) { continuation.yield("soon") }
-        _ = timer.schedule(after: .milliseconds(10)) { continuation.yield("sooner") }
-        var order: [String] = []
-        for await name in fired {
-            order.append(name)
-            if order.count == 2 { break }
+/// A transport whose connections publish without waiting but have no
+/// ``TransportConnection/unsubscribeWithoutWaiting(from:)``.
+private struct WaitingUnsubscribeTransport: Transport {
+    let base: InProcessTransport
+
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        try await self.base.withConnection(options, onMessage: onMessage) { connection in
+            try await body(Connection(base: connection))
         }
-        #expect(order == ["sooner", "soon"])
     }
 
-    @Test func manyCancelledDeadlinesAreCompactedAndTheLiveOneStillFires() async throws {
-        let timer = DeadlineTimer()
-        let (fired, continuation) = AsyncStream<Int>.makeStream()
-        for index in 0..<5_000 {
-            timer.cancel(timer.schedule(after: .seconds(60)) { continuation.yield(index) })
+    struct Connection: TransportConnection {
+        let base: any TransportConnection
+
+        func publish(_ message: TransportMessage) async throws { try await self.base.publish(message) }
+        func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
+            try self.base.publishWithoutWaiting(message)
         }
-        _ = timer.schedule(after: .milliseconds(1)) { continuation.yield(-1) }
-        var iterator = fired.makeAsyncIterator()
-        #expect(await iterator.next() == -1)
+        func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
+        func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+        func waitUntilClosed() async { await self.base.waitUntilClosed() }
     }
 }

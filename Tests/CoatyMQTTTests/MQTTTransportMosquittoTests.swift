@@ -115,6 +115,32 @@ struct MQTTTransportMosquittoTests {
         }
     }
 
+    /// An unsubscription handed over without waiting reaches the broker before later publications,
+    /// and its UNSUBACK is taken without a waiter; the connection goes on working.
+    @Test func unsubscribeWithoutWaitingStopsDelivery() async throws {
+        try await Mosquitto.withRunning { broker in
+            let transport = self.transport(broker)
+            let topic = self.uniqueTopic("unsub-nowait")
+            let inbox = Inbox()
+            try await transport.withConnection(.init(clientID: "unsub-nowait"), onMessage: inbox.onMessage) {
+                connection in
+                try await connection.subscribe(to: [TopicFilter(topic + "/a"), TopicFilter(topic + "/b")])
+                for round in 0..<20 {
+                    let filter = try TopicFilter("\(topic)/a\(round)")
+                    try await connection.subscribe(to: [filter])
+                    #expect(try connection.unsubscribeWithoutWaiting(from: [filter]))
+                    try await connection.publish(TransportMessage(topic: filter.rawValue, payload: [1]))
+                }
+                try await connection.unsubscribe(from: [TopicFilter(topic + "/a")])
+                #expect(try connection.unsubscribeWithoutWaiting(from: [TopicFilter(topic + "/a")]))
+                try await connection.publish(TransportMessage(topic: topic + "/a", payload: [1]))
+                try await connection.publish(TransportMessage(topic: topic + "/b", payload: [2]))
+                let received = await inbox.next(1)
+                #expect(received.map(\.topic) == [topic + "/b"])
+            }
+        }
+    }
+
     @Test func lastWillIsPublishedWhenTheConnectionIsDroppedAbruptly() async throws {
         try await Mosquitto.withRunning { broker in
             let transport = self.transport(broker)

@@ -73,11 +73,16 @@ struct InProcessConnection: TransportConnection {
     }
 
     func unsubscribe(from filters: [TopicFilter]) async throws {
+        _ = try self.unsubscribeWithoutWaiting(from: filters)
+    }
+
+    func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool {
         do {
             try self.bus.unsubscribe(self.session, from: filters)
         } catch {
             throw TransportError(.connectionLost, error.message)
         }
+        return true
     }
 
     func waitUntilClosed() async {

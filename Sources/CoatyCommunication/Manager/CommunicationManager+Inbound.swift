@@ -238,24 +238,54 @@ extension CommunicationManager {
     /// How many released response subscriptions may wait for a batch before the send loop is woken.
     static let deferredUnsubscribeBatch = 16
 
-    /// Removes routing entries and queues the unsubscriptions that leaves.
+    /// Removes routing entries and releases the subscriptions that are no longer needed.
     ///
-    /// With `deferringUnsubscribe` (a finished request's response filters) the send loop is not woken
-    /// for them until ``deferredUnsubscribeBatch`` have piled up or something else wakes it: waking it
-    /// costs more than the rest of a short request, and a response filter carries a correlation id
-    /// no one else uses, so keeping it a little longer costs at most a few late responses, which find
-    /// no observer and are dropped. Queued unsubscriptions go out together, in one request.
+    /// With `deferringUnsubscribe` (a finished request's response filters) a filter is released at
+    /// once from the calling task when the connection can take it without waiting
+    /// (``TransportConnection/unsubscribeWithoutWaiting(from:)``), as coaty-js releases it. Otherwise,
+    /// and for a transport without that method, the send loop is not woken for them until
+    /// ``deferredUnsubscribeBatch`` have piled up or something else wakes it: waking it costs more
+    /// than the rest of a short request, and a response filter carries a correlation id no one else
+    /// uses, so keeping it a little longer costs at most a few late responses, which find no observer
+    /// and are dropped. Queued unsubscriptions go out together, in one request.
     func removeObservers(_ ids: [ObserverID], deferringUnsubscribe: Bool = false) {
-        let ring = self.state.withLock { state -> Bool in
+        let (direct, ring) = self.state.withLock {
+            state -> (direct: (connection: any TransportConnection, filters: [TopicFilter])?, ring: Bool) in
+            var direct: (connection: any TransportConnection, filters: [TopicFilter])?
             var queued = false
             for id in ids {
-                if case .unsubscribe(let filter) = state.routing.remove(id), state.acceptsControl {
+                guard case .unsubscribe(let filter) = state.routing.remove(id), state.acceptsControl else { continue }
+                if deferringUnsubscribe, let connection = state.directSubscribeConnection(for: filter),
+                    state.routing.claimUnsubscribe(filter)
+                {
+                    // Marked, so the same filter is not subscribed again before it is released.
+                    state.directReleases.insert(filter)
+                    direct = (connection, (direct?.filters ?? []) + [filter])
+                } else {
                     state.control.append(.unsubscribe(filter))
                     queued = true
                 }
             }
-            guard queued else { return false }
-            return !deferringUnsubscribe || state.control.count >= Self.deferredUnsubscribeBatch
+            guard queued else { return (direct, false) }
+            return (direct, !deferringUnsubscribe || state.control.count >= Self.deferredUnsubscribeBatch)
+        }
+        if let direct { self.releaseDirectly(direct.filters, on: direct.connection) }
+        if ring { self.doorbell.ring() }
+    }
+
+    /// Unsubscribes `filters`, claimed by ``removeObservers(_:deferringUnsubscribe:)``, without waiting;
+    /// queues them for the send loop if the connection cannot take them now.
+    private func releaseDirectly(_ filters: [TopicFilter], on connection: any TransportConnection) {
+        let released = (try? connection.unsubscribeWithoutWaiting(from: filters)) == true
+        let ring = self.state.withLock { state -> Bool in
+            for filter in filters { state.directReleases.remove(filter) }
+            // A lost connection resets the subscriptions: then there is nothing left to release.
+            guard !released, state.acceptsControl else { return false }
+            for filter in filters {
+                state.routing.returnUnsubscribeClaim(filter)
+                state.control.append(.unsubscribe(filter))
+            }
+            return state.control.count >= Self.deferredUnsubscribeBatch
         }
         if ring { self.doorbell.ring() }
     }

@@ -133,6 +133,10 @@ extension CommunicationManager {
                 switch command {
                 case .subscribe(let filter, let waiter):
                     try await self.unsubscribe(&unsubscribing, on: connection)
+                    // A finished request may be releasing the same filter from its own task right now
+                    // (only a reused correlation id gets here): let that finish first, so the
+                    // subscription is not undone. That release does not suspend, so this is short.
+                    while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
                     if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
                         do {
                             try await connection.subscribe(to: [filter])

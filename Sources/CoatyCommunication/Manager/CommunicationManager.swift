@@ -218,6 +218,9 @@ struct ManagerState: Sendable {
     var isPublishing = false
     /// The filters of the control commands the send loop took and has not finished.
     var controlInFlight: Set<TopicFilter> = []
+    /// The filters a finished request is unsubscribing from its own task, between its claim and the
+    /// transport call (see ``CommunicationManager/removeObservers(_:deferringUnsubscribe:)``).
+    var directReleases: Set<TopicFilter> = []
     var stateObservers: [ObserverID: AsyncStream<CommunicationState>.Continuation] = [:]
     var diagnosticObservers: [ObserverID: AsyncStream<CommunicationDiagnostic>.Continuation] = [:]
 
@@ -245,7 +248,8 @@ struct ManagerState: Sendable {
     /// filters, which every finished request leaves behind, do not hold it up.
     func directSubscribeConnection(for filter: TopicFilter) -> (any TransportConnection)? {
         guard let connection = self.liveConnection, !self.control.hasSubscribe,
-            self.controlInFlight.isEmpty || !self.controlInFlight.contains(filter)
+            self.controlInFlight.isEmpty || !self.controlInFlight.contains(filter),
+            self.directReleases.isEmpty || !self.directReleases.contains(filter)
         else { return nil }
         return connection
     }

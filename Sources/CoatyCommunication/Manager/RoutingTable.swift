@@ -133,6 +133,11 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         return true
     }
 
+    /// Undoes ``claimUnsubscribe(_:)`` when the unsubscription could not be handed over.
+    mutating func returnUnsubscribeClaim(_ filter: TopicFilter) {
+        self.subscribed.insert(filter)
+    }
+
     /// The observers that receive a message on `topic`, in registration order.
     func receivers(of topic: String) -> [Entry] {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)

@@ -64,6 +64,19 @@ public protocol TransportConnection: Sendable {
     /// - Throws: ``TransportError`` if the connection is closed or lost.
     func unsubscribe(from filters: [TopicFilter]) async throws
 
+    /// Hands an unsubscription to the connection without suspending or waiting for the peer's
+    /// confirmation, if that is possible right now.
+    ///
+    /// The manager calls it when a request's response stream ends, from the task that ends it, so the
+    /// response subscription is released at once, as coaty-js releases it, instead of being queued for
+    /// the manager's send loop. It must be in order with every earlier call on the same connection.
+    ///
+    /// - Returns: `true` if the unsubscription was handed over; `false` if it has to go through
+    ///   ``unsubscribe(from:)`` instead. The default implementation returns `false`.
+    /// - Throws: ``TransportError`` if the connection is closed or lost. The manager then queues the
+    ///   unsubscription for ``unsubscribe(from:)``.
+    func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool
+
     /// Suspends until this connection is closed or lost, or the calling task is cancelled.
     ///
     /// The manager uses it to notice a lost connection while it has nothing to send. It must return
@@ -75,6 +88,9 @@ public protocol TransportConnection: Sendable {
 extension TransportConnection {
     /// Returns `false`: every message goes through ``publish(_:)``.
     public func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool { false }
+
+    /// Returns `false`: every unsubscription goes through ``unsubscribe(from:)``.
+    public func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool { false }
 
     /// Suspends until the calling task is cancelled.
     public func waitUntilClosed() async {

@@ -253,6 +253,40 @@ package final class MQTTConnection: TransportConnection, Sendable {
         }
     }
 
+    /// Queues an UNSUBSCRIBE and wakes the writer, without waiting for the UNSUBACK. Returns `false`
+    /// when the outbound buffer is full or no packet identifier is free.
+    package func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool {
+        guard !filters.isEmpty else { return true }
+        enum Outcome {
+            case queued(CheckedContinuation<Void, Never>?)
+            case full
+            case failed(any Error)
+        }
+        let outcome: Outcome = self.state.withLock { state in
+            if let failure = state.failure { return .failed(failure) }
+            guard state.outbound.count < Self.outboundHighWater, let id = state.allocatePacketID() else {
+                return .full
+            }
+            do {
+                try state.enqueue(.unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))))
+            } catch {
+                return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
+            }
+            // Nobody waits for the UNSUBACK; it only frees the identifier.
+            state.pending[id] = .unsubscribe(token: state.makeToken(), continuation: nil)
+            return .queued(state.takeWriterWaiter())
+        }
+        switch outcome {
+        case .queued(let writer):
+            writer?.resume()
+            return true
+        case .full:
+            return false
+        case .failed(let error):
+            throw error
+        }
+    }
+
     /// Sends a SUBSCRIBE or UNSUBSCRIBE and waits for its acknowledgement.
     private func request(
         _ makePacket: (UInt16) -> MQTTPacket,

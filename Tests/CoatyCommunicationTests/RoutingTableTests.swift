@@ -25,6 +25,50 @@ struct RoutingTableTests {
         #expect(!result3)
     }
 
+    /// Filters ending in a literal level are looked up by it; the result is the same as matching every
+    /// filter, for literal and wildcard endings, shared filters, and after removals.
+    @Test func indexedLookupAgreesWithMatchingEveryFilter() throws {
+        var table = Table()
+        var filters: [TopicFilter] = []
+        for index in 0..<50 {
+            filters.append(try TopicFilter("coaty/3/-/RTN/+/c\(index)"))
+            filters.append(try TopicFilter("coaty/3/+/RSV/+/c\(index % 7)"))
+        }
+        filters += try [
+            "coaty/3/-/ADV:Task/+", "coaty/#", "#", "coaty/3/-/CLL:op/+/+", "raw/c1", "raw/+", "c1", "+",
+            "coaty/3/-/IOV/c3",
+        ].map(TopicFilter.init)
+        var ids: [ObserverID] = []
+        for (index, filter) in filters.enumerated() {
+            for kind in [RouteKind.coaty, .raw] where index % 2 == 0 || kind == .coaty {
+                let id = table.makeID()
+                ids.append(id)
+                _ = table.add(id, filter: filter, kind: kind, receiver: filter.rawValue)
+            }
+        }
+        for id in ids where id.rawValue % 3 == 0 { _ = table.remove(id) }
+        let topics = [
+            "coaty/3/-/RTN/src/c1", "coaty/3/-/RTN/src/c49", "coaty/3/ns/RSV/src/c3", "coaty/3/-/ADV:Task/src",
+            "coaty/3/-/CLL:op/src/c1", "raw/c1", "raw/c2", "c1", "c3", "coaty/3/-/IOV/c3", "coaty/3/-/RTN/src/none",
+        ]
+        for topic in topics {
+            let isCoaty = CoatyTopic.isCoatyTopic(topic)
+            let isIOValue = isCoaty && Table.isIOValueTopic(topic)
+            let expected = ids.compactMap { id -> ObserverID? in
+                guard let entry = table.entries[id], entry.filter.matches(topic) else { return nil }
+                switch entry.kind {
+                case .coaty: return isCoaty ? id : nil
+                case .raw: return !isCoaty || isIOValue ? id : nil
+                case .ioValue: return entry.filter.rawValue == topic ? id : nil
+                }
+            }
+            #expect(table.receivers(of: topic).map(\.id) == expected, "\(topic)")
+        }
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").map(\.receiver).contains("coaty/3/-/RTN/+/c1"))
+        _ = table.removeAll()
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").isEmpty)
+    }
+
     @Test func staleUnsubscribeIsSkippedWhenAnObserverCameBack() throws {
         var table = Table()
         let filter = try TopicFilter("coaty/3/-/DAD/+")

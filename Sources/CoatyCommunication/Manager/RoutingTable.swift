@@ -30,6 +30,13 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     private(set) var entries: [ObserverID: Entry] = [:]
     /// Observers per filter, in registration order.
     private(set) var observersByFilter: [TopicFilter: [ObserverID]] = [:]
+    /// The observed filters that end in a literal level (a request's response filter ends in its
+    /// correlation id), by that level: an inbound topic can only match those whose last level is
+    /// its own, so ``receivers(of:)`` looks them up instead of matching each one. With many requests
+    /// outstanding this keeps routing a message from growing with their number.
+    private var filtersByLastLevel: [Substring: [TopicFilter]] = [:]
+    /// The observed filters that end in a wildcard, matched against every inbound topic.
+    private var wildcardEndedFilters: [TopicFilter] = []
     /// Filters that are always subscribed (built-in responders), with no observer entry.
     private(set) var permanentFilters: Set<TopicFilter> = []
     /// Filters subscribed on the current connection.
@@ -55,6 +62,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// Registers an observer. Returns `.subscribe` when its filter is not subscribed yet.
     mutating func add(_ id: ObserverID, filter: TopicFilter, kind: RouteKind, receiver: Receiver) -> AddAction {
         self.entries[id] = Entry(id: id, filter: filter, kind: kind, receiver: receiver)
+        if self.observersByFilter[filter] == nil { self.index(filter) }
         self.observersByFilter[filter, default: []].append(id)
         return self.isNeeded(filter) && !self.subscribed.contains(filter) ? .subscribe(filter) : .none
     }
@@ -66,6 +74,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         ids.removeAll { $0 == id }
         if ids.isEmpty {
             self.observersByFilter[entry.filter] = nil
+            self.unindex(entry.filter)
         } else {
             self.observersByFilter[entry.filter] = ids
         }
@@ -78,7 +87,26 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         let all = self.entries.values.sorted { $0.id < $1.id }
         self.entries = [:]
         self.observersByFilter = [:]
+        self.filtersByLastLevel = [:]
+        self.wildcardEndedFilters = []
         return all
+    }
+
+    private mutating func index(_ filter: TopicFilter) {
+        if let level = filter.lastLiteralLevel {
+            self.filtersByLastLevel[level, default: []].append(filter)
+        } else {
+            self.wildcardEndedFilters.append(filter)
+        }
+    }
+
+    private mutating func unindex(_ filter: TopicFilter) {
+        if let level = filter.lastLiteralLevel {
+            self.filtersByLastLevel[level]?.removeAll { $0 == filter }
+            if self.filtersByLastLevel[level]?.isEmpty == true { self.filtersByLastLevel[level] = nil }
+        } else {
+            self.wildcardEndedFilters.removeAll { $0 == filter }
+        }
     }
 
     /// Whether some observer or a permanent subscription needs `filter`.
@@ -143,18 +171,31 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
         let isIOValue = isCoaty && Self.isIOValueTopic(topic)
         var result: [Entry] = []
-        for (filter, ids) in self.observersByFilter where filter.matches(topic) {
-            for id in ids {
-                guard let entry = self.entries[id] else { continue }
-                switch entry.kind {
-                case .coaty: if isCoaty { result.append(entry) }
-                case .raw: if !isCoaty || isIOValue { result.append(entry) }
-                case .ioValue: if filter.rawValue == topic { result.append(entry) }
+        func collect(_ filters: [TopicFilter]) {
+            for filter in filters where filter.matches(topic) {
+                for id in self.observersByFilter[filter] ?? [] {
+                    guard let entry = self.entries[id] else { continue }
+                    switch entry.kind {
+                    case .coaty: if isCoaty { result.append(entry) }
+                    case .raw: if !isCoaty || isIOValue { result.append(entry) }
+                    case .ioValue: if filter.rawValue == topic { result.append(entry) }
+                    }
                 }
             }
         }
+        collect(self.wildcardEndedFilters)
+        if !self.filtersByLastLevel.isEmpty, let candidates = self.filtersByLastLevel[Self.lastLevel(of: topic)] {
+            collect(candidates)
+        }
         if result.count > 1 { result.sort { $0.id < $1.id } }
         return result
+    }
+
+    /// The text after the last `/` (the whole topic if there is none).
+    static func lastLevel(of topic: String) -> Substring {
+        let utf8 = topic.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return topic[...] }
+        return topic[utf8.index(after: slash)...]
     }
 
     /// Whether the fourth level of a topic (the event level of a Coaty topic) is `IOV`, with or without

@@ -70,6 +70,18 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
 
     public func hash(into hasher: inout Hasher) { hasher.combine(self.textHash) }
 
+    /// The text of the last level if it is not a wildcard, else `nil`.
+    ///
+    /// Such a filter matches only topics whose last level is this text, so routing tables can index
+    /// filters by it instead of matching each against every topic.
+    package var lastLiteralLevel: Substring? {
+        guard case .literal(let range)? = self.levels.last else { return nil }
+        let utf8 = self.rawValue.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+        let end = utf8.index(start, offsetBy: range.count)
+        return self.rawValue[start..<end]
+    }
+
     /// Whether the filter contains `+` or `#`.
     public var hasWildcards: Bool {
         self.levels.contains { $0.isWildcard }

@@ -88,9 +88,8 @@ public final class ObjectLifecycleController: Controller {
         let deadvertises = await context.communication.observeDeadvertise()
         let resolves = try await context.communication.discover(discover)
         let registry = LifecycleRegistry()
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ObjectLifecycleInfo.self,
-            bufferingPolicy: .bufferingNewest(context.communication.configuration.observerBufferSize)
+        let (stream, continuation) = EventStream<ObjectLifecycleInfo>.makeStream(
+            bufferingNewest: context.communication.configuration.observerBufferSize
         )
         let emit: @Sendable (ObjectLifecycleInfo) -> Void = { info in
             if !info.isEmpty { continuation.yield(info) }
@@ -115,8 +114,8 @@ public final class ObjectLifecycleController: Controller {
             }
             continuation.finish()
         }
-        continuation.onTermination = { _ in handle.cancel() }
-        return EventStream(base: stream, continuation: continuation)
+        continuation.onTermination { handle.cancel() }
+        return stream
     }
 
     // MARK: Discoverable objects

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Runs handlers at deadlines, all through one Dispatch timer for the whole process.
 ///
-/// It exists for timeouts on a hot path such as ``EventStream/first(timeout:clock:)``, where almost
+/// It exists for timeouts on a hot path such as ``EventStream/first(timeout:clock:isolation:)``, where almost
 /// every timeout is cancelled long before it fires. Arming a timer of its own for each one costs a
 /// system call and a wake-up of Dispatch's timer thread (about a tenth of a Call → Return round trip,
 /// measured in Docs/Benchmarks.md), and a child task sleeping beside the waiting one costs more. Here

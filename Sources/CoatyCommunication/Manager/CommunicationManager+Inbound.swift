@@ -154,9 +154,9 @@ extension CommunicationManager {
         kind: RouteKind = .coaty,
         isResponse: Bool = false,
         _ transform: @escaping @Sendable (Delivery) -> Event?
-    ) async -> (stream: EventStream<Event>, continuation: AsyncStream<Event>.Continuation) {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize))
+    ) async -> (stream: EventStream<Event>, continuation: EventStream<Event>.Continuation) {
+        let (stream, continuation) = EventStream<Event>.makeStream(
+            bufferingNewest: self.configuration.observerBufferSize
         )
         let receiver = ObserverReceiver(
             deliver: { [weak self] delivery in
@@ -174,9 +174,9 @@ extension CommunicationManager {
             finish: { continuation.finish() }
         )
         let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
-        continuation.onTermination = { [weak self] _ in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
+        continuation.onTermination { [weak self] in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
         await self.subscribe(toSubscribe)
-        return (EventStream(base: stream, continuation: continuation), continuation)
+        return (stream, continuation)
     }
 
     /// Adds one routing entry per filter for `receiver`. Returns their ids and the filters that are not

@@ -23,7 +23,7 @@ extension CommunicationManager {
     /// Subscribes the response topic first (`RSV/+/<correlationID>`), then publishes the request, so
     /// no response is missed. Resolves whose object does not match the Discover are dropped and
     /// reported as diagnostics. The stream stays open for responses from any number of agents until
-    /// the consumer stops; use ``EventStream/first(timeout:clock:)`` when one answer is enough.
+    /// the consumer stops; use ``EventStream/first(timeout:clock:isolation:)`` when one answer is enough.
     ///
     /// - Parameters:
     ///   - event: The Discover.

@@ -81,17 +81,17 @@ public final class CommunicationManager: Sendable {
     /// _ = await manager.observeCommunicationState().first { $0 == .online }
     /// ```
     public func observeCommunicationState() -> EventStream<CommunicationState> {
-        let (stream, continuation) = AsyncStream<CommunicationState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = EventStream<CommunicationState>.makeStream(bufferingNewest: 16)
         let id = self.state.withLock { state -> ObserverID in
             let id = state.routing.makeID()
             state.stateObservers[id] = continuation
             continuation.yield(state.communicationState)
             return id
         }
-        continuation.onTermination = { [weak self] _ in
+        continuation.onTermination { [weak self] in
             _ = self?.state.withLock { $0.stateObservers.removeValue(forKey: id) }
         }
-        return EventStream(base: stream, continuation: continuation)
+        return stream
     }
 
     /// Observes diagnostics: every inbound event dropped as invalid, every rejected response, every
@@ -100,18 +100,18 @@ public final class CommunicationManager: Sendable {
     /// Returns without suspending. The stream finishes when ``run()`` returns. Each diagnostic is
     /// also logged at `warning` level.
     public func observeDiagnostics() -> EventStream<CommunicationDiagnostic> {
-        let (stream, continuation) = AsyncStream<CommunicationDiagnostic>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, self.configuration.observerBufferSize))
+        let (stream, continuation) = EventStream<CommunicationDiagnostic>.makeStream(
+            bufferingNewest: self.configuration.observerBufferSize
         )
         let id = self.state.withLock { state -> ObserverID in
             let id = state.routing.makeID()
             state.diagnosticObservers[id] = continuation
             return id
         }
-        continuation.onTermination = { [weak self] _ in
+        continuation.onTermination { [weak self] in
             _ = self?.state.withLock { $0.diagnosticObservers.removeValue(forKey: id) }
         }
-        return EventStream(base: stream, continuation: continuation)
+        return stream
     }
 
     func report(_ diagnostic: CommunicationDiagnostic) {
@@ -221,8 +221,8 @@ struct ManagerState: Sendable {
     /// The filters a finished request is unsubscribing from its own task, between its claim and the
     /// transport call (see ``CommunicationManager/removeObservers(_:deferringUnsubscribe:)``).
     var directReleases: Set<TopicFilter> = []
-    var stateObservers: [ObserverID: AsyncStream<CommunicationState>.Continuation] = [:]
-    var diagnosticObservers: [ObserverID: AsyncStream<CommunicationDiagnostic>.Continuation] = [:]
+    var stateObservers: [ObserverID: EventStream<CommunicationState>.Continuation] = [:]
+    var diagnosticObservers: [ObserverID: EventStream<CommunicationDiagnostic>.Continuation] = [:]
 
     init(outboxCapacity: Int) {
         self.outbox = BoundedQueue(capacity: outboxCapacity)

@@ -9,34 +9,78 @@ import Synchronization
 ///
 /// Each stream buffers at most `CommunicationManager.Configuration.observerBufferSize` undelivered
 /// events; when a slow consumer lets the buffer fill up, the oldest events are dropped first
-/// (`bufferingNewest`). Only one task may iterate a stream.
+/// (`bufferingNewest`). The iterator takes everything buffered at once and hands it out one by one,
+/// so with the events it holds a stream keeps at most twice that many. Only one task may iterate a
+/// stream.
 public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// The element type.
     public typealias Element = Event
     /// Streams finish instead of throwing.
     public typealias Failure = Never
 
-    let base: AsyncStream<Event>
-    let finishBase: @Sendable () -> Void
+    /// Owned by the stream and its iterators: when the last of them is gone, the stream terminates,
+    /// which releases the subscription.
+    final class Consumer: Sendable {
+        let channel: EventChannel<Event>
 
-    init(base: AsyncStream<Event>, continuation: AsyncStream<Event>.Continuation) {
-        self.base = base
-        self.finishBase = { continuation.finish() }
+        init(channel: EventChannel<Event>) { self.channel = channel }
+
+        deinit { self.channel.finish() }
+    }
+
+    /// The producer's side of a stream.
+    struct Continuation: Sendable {
+        let channel: EventChannel<Event>
+
+        @discardableResult
+        func yield(_ event: Event) -> EventChannel<Event>.YieldResult { self.channel.yield(event) }
+
+        func finish() { self.channel.finish() }
+
+        /// Sets the handler run once when the stream terminates (see ``EventChannel``).
+        func onTermination(_ handler: @escaping @Sendable () -> Void) { self.channel.setOnTermination(handler) }
+    }
+
+    let consumer: Consumer
+
+    var channel: EventChannel<Event> { self.consumer.channel }
+
+    /// A stream that buffers at most `capacity` events (newest kept), and its producer's side.
+    static func makeStream(bufferingNewest capacity: Int) -> (stream: EventStream, continuation: Continuation) {
+        let channel = EventChannel<Event>(bufferingNewest: Swift.max(1, capacity))
+        return (EventStream(consumer: Consumer(channel: channel)), Continuation(channel: channel))
     }
 
     /// The iterator of an ``EventStream``.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Event>.AsyncIterator
+        let consumer: Consumer
+        /// Events taken from the channel in one go, delivered from `position` on.
+        private var batch: [Event] = []
+        private var position = 0
+
+        init(consumer: Consumer) { self.consumer = consumer }
 
         /// The next event, or `nil` when the stream has finished or the task is cancelled.
         public mutating func next() async -> Event? {
-            await self.base.next()
+            await self.next(isolation: nil)
+        }
+
+        /// The next event, or `nil` when the stream has finished or the task is cancelled; waits on
+        /// the caller's actor, so an actor-isolated consumer does not hop executors.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Event? {
+            if self.position < self.batch.count {
+                defer { self.position += 1 }
+                return self.batch[self.position]
+            }
+            self.batch.removeAll(keepingCapacity: self.batch.count <= 64)
+            self.position = 0
+            return await self.consumer.channel.next(batch: &self.batch, isolation: actor)
         }
     }
 
     /// Makes the iterator.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: self.base.makeAsyncIterator())
+        AsyncIterator(consumer: self.consumer)
     }
 
     /// Waits for the first event, at most for `timeout`, and releases the subscription.
@@ -57,11 +101,16 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/timedOut`` if no event
     ///   arrived in time, with ``CommunicationError/Code/notRunning`` if the stream finished first;
     ///   `CancellationError` if the task is cancelled.
-    public func first<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async throws -> Event
-    where C.Duration == Duration {
-        defer { self.finishBase() }
+    public func first<C: Clock>(
+        timeout: Duration,
+        clock: C = ContinuousClock(),
+        isolation actor: isolated (any Actor)? = #isolation
+    ) async throws -> Event where C.Duration == Duration {
+        let channel = self.channel
+        defer { channel.finish() }
+        // An answer that is already here (a handler answered on the publishing path) needs no timer.
+        if let event = channel.nextIfReady() ?? nil { return event }
         let expiry = Expiry()
-        let finish = self.finishBase
         let event: Event?
         if C.self == ContinuousClock.self {
             // The common case waits in the calling task and times out through the shared deadline
@@ -69,21 +118,19 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
             // (see Docs/Benchmarks.md).
             let token = DeadlineTimer.shared.schedule(after: timeout) {
                 expiry.expire()
-                finish()
+                channel.finish()
             }
             defer { DeadlineTimer.shared.cancel(token) }
-            var iterator = self.base.makeAsyncIterator()
-            event = await iterator.next()
+            event = await channel.next(isolation: actor)
         } else {
             event = await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     guard (try? await clock.sleep(for: timeout)) != nil else { return }
                     expiry.expire()
-                    finish()
+                    channel.finish()
                 }
                 defer { group.cancelAll() }
-                var iterator = self.base.makeAsyncIterator()
-                return await iterator.next()
+                return await channel.next(isolation: actor)
             }
         }
         if let event { return event }
@@ -93,7 +140,7 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// Whether a ``EventStream/first(timeout:clock:)`` timed out.
+/// Whether a ``EventStream/first(timeout:clock:isolation:)`` timed out.
 private final class Expiry: Sendable {
     private let expired = Atomic<Bool>(false)
     var isExpired: Bool { self.expired.load(ordering: .acquiring) }

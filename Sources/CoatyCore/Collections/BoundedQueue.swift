@@ -49,6 +49,13 @@ package struct BoundedQueue<Element> {
     }
 
     /// Removes and returns every element, oldest first.
+    /// Moves every element, oldest first, to the end of `destination`.
+    package mutating func moveAll(appendingTo destination: inout [Element]) {
+        destination.append(contentsOf: self.elements)
+        self.storage.removeAll(keepingCapacity: self.storage.count <= 64)
+        self.head = 0
+    }
+
     package mutating func removeAll() -> [Element] {
         let elements = Array(self.elements)
         self.storage.removeAll(keepingCapacity: true)

@@ -1,0 +1,174 @@
+import CoatyCore
+import CoatyModel
+import CoatyTesting
+import Synchronization
+import Testing
+
+@testable import CoatyCommunication
+
+/// The semantics of ``EventStream`` and its ``EventChannel``, which replaced `AsyncStream`.
+@Suite(.timeLimit(.minutes(1)))
+struct EventStreamTests {
+    /// Counts how often a termination handler runs.
+    final class Counter: Sendable {
+        private let value = Atomic(0)
+        var count: Int { self.value.load(ordering: .acquiring) }
+        func increment() { self.value.add(1, ordering: .acquiringAndReleasing) }
+    }
+
+    @Test func bufferedEventsAreDeliveredInOrderAfterFinish() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        let terminations = Counter()
+        continuation.onTermination { terminations.increment() }
+        for value in 1...3 { #expect(continuation.yield(value) == .enqueued) }
+        continuation.finish()
+        continuation.finish()
+        #expect(continuation.yield(4) == .terminated)
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == [1, 2, 3])
+        #expect(terminations.count == 1)
+    }
+
+    @Test func fullBufferDropsTheOldest() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 3)
+        let results = (1...5).map { continuation.yield($0) }
+        #expect(results == [.enqueued, .enqueued, .enqueued, .dropped, .dropped])
+        continuation.finish()
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == [3, 4, 5])
+    }
+
+    /// The iterator takes everything buffered at once; those events no longer count against the
+    /// capacity, and order is kept across batches.
+    @Test func iteratorTakesBatchesInOrder() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 3)
+        for value in 1...3 { continuation.yield(value) }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        #expect((4...6).map { continuation.yield($0) } == [.enqueued, .enqueued, .enqueued])
+        #expect(continuation.yield(7) == .dropped)
+        continuation.finish()
+        var received: [Int] = []
+        while let value = await iterator.next() { received.append(value) }
+        #expect(received == [2, 3, 5, 6, 7])
+    }
+
+    @Test func cancellingTheWaitingConsumerTerminatesOnce() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        let terminations = Counter()
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        continuation.onTermination { terminations.increment() }
+        let consumer = Task {
+            var iterator = stream.makeAsyncIterator()
+            startedContinuation.yield()
+            return await iterator.next()
+        }
+        for await _ in started { break }
+        consumer.cancel()
+        #expect(await consumer.value == nil)
+        #expect(continuation.yield(1) == .terminated)
+        continuation.finish()
+        #expect(terminations.count == 1)
+    }
+
+    @Test func droppingTheStreamTerminatesIt() {
+        let terminations = Counter()
+        var continuation: EventStream<Int>.Continuation?
+        do {
+            let made = EventStream<Int>.makeStream(bufferingNewest: 10)
+            continuation = made.continuation
+            made.continuation.onTermination { terminations.increment() }
+            var iterator = made.stream.makeAsyncIterator()
+            _ = iterator
+            iterator = made.stream.makeAsyncIterator()
+        }
+        #expect(terminations.count == 1)
+        #expect(continuation?.yield(1) == .terminated)
+    }
+
+    @Test func onTerminationSetAfterTheEndRunsAtOnce() {
+        let (_, continuation) = EventStream<Int>.makeStream(bufferingNewest: 1)
+        continuation.finish()
+        let terminations = Counter()
+        continuation.onTermination { terminations.increment() }
+        #expect(terminations.count == 1)
+    }
+
+    /// A producer on another task and a consumer that waits for each event: nothing is lost or reordered.
+    @Test func concurrentProducerAndConsumerKeepOrder() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 100_000)
+        let count = 50_000
+        let producer = Task.detached {
+            for value in 0..<count { continuation.yield(value) }
+            continuation.finish()
+        }
+        var expected = 0
+        var inOrder = true
+        for await value in stream {
+            inOrder = inOrder && value == expected
+            expected += 1
+        }
+        await producer.value
+        #expect(inOrder)
+        #expect(expected == count)
+    }
+
+    @MainActor @Test func actorIsolatedConsumerReceives() async {
+        let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 1_000)
+        let producer = Task.detached {
+            for value in 0..<100 { continuation.yield(value) }
+            continuation.finish()
+        }
+        var sum = 0
+        for await value in stream { sum += value }
+        await producer.value
+        #expect(sum == (0..<100).reduce(0, +))
+    }
+
+    /// `first(timeout:)` takes an event that is already there, and times out or reports a finished
+    /// stream otherwise; in every case it ends the stream.
+    @Test func firstTakesABufferedEventTimesOutOrReportsTheEnd() async throws {
+        let (ready, readyContinuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        let readyTerminations = Counter()
+        readyContinuation.onTermination { readyTerminations.increment() }
+        readyContinuation.yield(7)
+        #expect(try await ready.first(timeout: .seconds(5)) == 7)
+        #expect(readyTerminations.count == 1)
+
+        let (silent, silentContinuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        await #expect { _ = try await silent.first(timeout: .milliseconds(20)) } throws: {
+            ($0 as? CommunicationError)?.code == .timedOut
+        }
+        #expect(silentContinuation.yield(1) == .terminated)
+
+        let (ended, endedContinuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        endedContinuation.finish()
+        await #expect { _ = try await ended.first(timeout: .seconds(5)) } throws: {
+            ($0 as? CommunicationError)?.code == .notRunning
+        }
+    }
+
+    /// A manager observation that is dropped without being iterated releases its subscription.
+    @Test func droppedObservationReleasesItsSubscription() async throws {
+        try await withOnlineManagers(count: 1) { managers, bus in
+            let clientID = managers[0].clientID
+            func channelFilters() -> [String] {
+                bus.state.withLock { state in
+                    state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
+                }.filter { $0.contains("/CHN:") }
+            }
+            do {
+                let stream = try await managers[0].observeChannel("dropped")
+                #expect(channelFilters().count == 1)
+                _ = stream
+            }
+            // The release goes through the send loop; a publication afterwards is sent after it.
+            let states = await managers[0].observeAdvertise(coreType: .coatyObject)
+            try managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "coaty.CoatyObject", name: "x")))
+            _ = try await states.first(timeout: .seconds(5))
+            #expect(channelFilters().isEmpty)
+        }
+    }
+}

@@ -37,8 +37,13 @@ extension CommunicationManager {
             }
             if coatyTopic.code != .ioValue {
                 do {
-                    event = try InboundEvent.decode(message, topic: coatyTopic, family: self.configuration.objectFamily)
-                    event = self.attachResponseRoute(to: event, topic: coatyTopic)
+                    let isRequest = coatyTopic.code.isTwoWay && !coatyTopic.code.isResponse
+                    event = try InboundEvent.decode(
+                        message,
+                        topic: coatyTopic,
+                        family: self.configuration.objectFamily,
+                        responseRoute: isRequest ? self.responseRoute(for: coatyTopic) : nil
+                    )
                 } catch {
                     self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
                     return
@@ -51,26 +56,6 @@ extension CommunicationManager {
     }
 
     /// Gives a received request the way to answer it.
-    private func attachResponseRoute(to event: InboundEvent?, topic: CoatyTopic) -> InboundEvent? {
-        switch event {
-        case .discover(var discover)?:
-            discover.responseRoute = self.responseRoute(for: topic)
-            return .discover(discover)
-        case .query(var query)?:
-            query.responseRoute = self.responseRoute(for: topic)
-            return .query(query)
-        case .update(var update)?:
-            update.responseRoute = self.responseRoute(for: topic)
-            return .update(update)
-        case .call(var call)?:
-            call.responseRoute = self.responseRoute(for: topic)
-            return .call(call)
-        default:
-            return event
-        }
-    }
-
-    /// The route for answering a request received on `topic`.
     func responseRoute(for topic: CoatyTopic) -> ResponseRoute? {
         guard let correlationID = topic.correlationID else { return nil }
         return ResponseRoute(correlationID: correlationID) { [weak self] code, payload throws(CommunicationError) in
@@ -249,9 +234,9 @@ extension CommunicationManager {
     /// uses, so keeping it a little longer costs at most a few late responses, which find no observer
     /// and are dropped. Queued unsubscriptions go out together, in one request.
     func removeObservers(_ ids: [ObserverID], deferringUnsubscribe: Bool = false) {
-        let (direct, ring) = self.state.withLock {
-            state -> (direct: (connection: any TransportConnection, filters: [TopicFilter])?, ring: Bool) in
-            var direct: (connection: any TransportConnection, filters: [TopicFilter])?
+        var directFilters: [TopicFilter] = []
+        let (connection, ring) = self.state.withLock { state -> ((any TransportConnection)?, Bool) in
+            var directConnection: (any TransportConnection)?
             var queued = false
             for id in ids {
                 guard case .unsubscribe(let filter) = state.routing.remove(id), state.acceptsControl else { continue }
@@ -260,16 +245,17 @@ extension CommunicationManager {
                 {
                     // Marked, so the same filter is not subscribed again before it is released.
                     state.directReleases.insert(filter)
-                    direct = (connection, (direct?.filters ?? []) + [filter])
+                    directFilters.append(filter)
+                    directConnection = connection
                 } else {
                     state.control.append(.unsubscribe(filter))
                     queued = true
                 }
             }
-            guard queued else { return (direct, false) }
-            return (direct, !deferringUnsubscribe || state.control.count >= Self.deferredUnsubscribeBatch)
+            guard queued else { return (directConnection, false) }
+            return (directConnection, !deferringUnsubscribe || state.control.count >= Self.deferredUnsubscribeBatch)
         }
-        if let direct { self.releaseDirectly(direct.filters, on: direct.connection) }
+        if let connection { self.releaseDirectly(directFilters, on: connection) }
         if ring { self.doorbell.ring() }
     }
 
@@ -296,7 +282,8 @@ extension InboundEvent {
     static func decode(
         _ message: TransportMessage,
         topic: CoatyTopic,
-        family: ObjectFamily
+        family: ObjectFamily,
+        responseRoute: ResponseRoute? = nil
     ) throws(CommunicationError) -> InboundEvent {
         let origin = EventOrigin(
             topic: message.topic,
@@ -325,21 +312,29 @@ extension InboundEvent {
                 ChannelEvent(channelID: channelID, payload: try payload(ChannelEvent.Payload.self), origin: origin)
             )
         case .discover:
-            return .discover(try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin))
+            var discover = try DiscoverEvent(payload: payload(DiscoverEvent.Payload.self), origin: origin)
+            discover.responseRoute = responseRoute
+            return .discover(discover)
         case .resolve:
             return .resolve(ResolveEvent(payload: try payload(ResolveEvent.Payload.self), origin: origin))
         case .query:
-            return .query(try QueryEvent(payload: payload(QueryEvent.Payload.self), origin: origin))
+            var query = try QueryEvent(payload: payload(QueryEvent.Payload.self), origin: origin)
+            query.responseRoute = responseRoute
+            return .query(query)
         case .retrieve:
             return .retrieve(RetrieveEvent(payload: try payload(RetrieveEvent.Payload.self), origin: origin))
         case .update:
             _ = try requireFilter()
-            return .update(try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin))
+            var update = try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin)
+            update.responseRoute = responseRoute
+            return .update(update)
         case .complete:
             return .complete(CompleteEvent(payload: try payload(AdvertiseEvent.Payload.self), origin: origin))
         case .call:
             let operation = try requireFilter()
-            return .call(CallEvent(operation: operation, payload: try payload(CallEvent.Payload.self), origin: origin))
+            var call = CallEvent(operation: operation, payload: try payload(CallEvent.Payload.self), origin: origin)
+            call.responseRoute = responseRoute
+            return .call(call)
         case .return:
             return .return(ReturnEvent(payload: try payload(ReturnEvent.Payload.self), origin: origin))
         case .associate:

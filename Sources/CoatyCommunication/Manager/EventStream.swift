@@ -97,6 +97,7 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - timeout: How long to wait.
     ///   - clock: The clock that measures `timeout`.
+    ///   - actor: The caller's actor, where the wait happens; leave it to the default.
     /// - Returns: The first event.
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/timedOut`` if no event
     ///   arrived in time, with ``CommunicationError/Code/notRunning`` if the stream finished first;

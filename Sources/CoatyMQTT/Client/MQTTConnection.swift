@@ -137,6 +137,17 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Queues a QoS 0 PUBLISH and wakes the writer. Returns `false` when the outbound buffer is full.
     private func queueAtMostOnce(_ packet: MQTTPublishPacket) throws -> Bool {
+        try self.queueWithoutWaiting { _ in (.publish(packet), nil) }
+    }
+
+    /// Queues a packet that no one waits for and wakes the writer. Returns `false` when the outbound
+    /// buffer is full or `prepare` cannot make the packet now.
+    ///
+    /// `prepare` runs under the lock. A packet identifier it records in `pending` comes back with the
+    /// packet, and is released again if the packet cannot be encoded.
+    private func queueWithoutWaiting(
+        _ prepare: (inout MQTTConnectionState) -> (packet: MQTTPacket, packetID: UInt16?)?
+    ) throws -> Bool {
         enum Outcome {
             case queued(CheckedContinuation<Void, Never>?)
             case full
@@ -144,10 +155,13 @@ package final class MQTTConnection: TransportConnection, Sendable {
         }
         let outcome: Outcome = self.state.withLock { state in
             if let failure = state.failure { return .failed(failure) }
-            if state.outbound.count >= Self.outboundHighWater { return .full }
+            guard state.outbound.count < Self.outboundHighWater, let (packet, id) = prepare(&state) else {
+                return .full
+            }
             do {
-                try state.enqueue(.publish(packet))
+                try state.enqueue(packet)
             } catch {
+                if let id { state.pending[id] = nil }
                 return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
             }
             return .queued(state.takeWriterWaiter())
@@ -257,33 +271,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// when the outbound buffer is full or no packet identifier is free.
     package func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool {
         guard !filters.isEmpty else { return true }
-        enum Outcome {
-            case queued(CheckedContinuation<Void, Never>?)
-            case full
-            case failed(any Error)
-        }
-        let outcome: Outcome = self.state.withLock { state in
-            if let failure = state.failure { return .failed(failure) }
-            guard state.outbound.count < Self.outboundHighWater, let id = state.allocatePacketID() else {
-                return .full
-            }
-            do {
-                try state.enqueue(.unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))))
-            } catch {
-                return .failed(TransportError(.invalidArgument, "\(error)", underlying: error))
-            }
+        return try self.queueWithoutWaiting { state in
+            guard let id = state.allocatePacketID() else { return nil }
             // Nobody waits for the UNSUBACK; it only frees the identifier.
             state.pending[id] = .unsubscribe(token: state.makeToken(), continuation: nil)
-            return .queued(state.takeWriterWaiter())
-        }
-        switch outcome {
-        case .queued(let writer):
-            writer?.resume()
-            return true
-        case .full:
-            return false
-        case .failed(let error):
-            throw error
+            return (.unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))), id)
         }
     }
 

@@ -28,6 +28,21 @@ struct AnyCodableTests {
         #expect(throws: DecodingError.self) { try AnyCodable(json: json) }
     }
 
+    /// Strings are checked as UTF-8 unless every byte is ASCII: raw multi-byte characters are taken,
+    /// malformed sequences are refused, with or without escapes in the same string.
+    @Test func stringsMustBeValidUTF8() throws {
+        let quote = UInt8(ascii: "\"")
+        #expect(try AnyCodable(json: [quote] + Array("plain ascii".utf8) + [quote]) == "plain ascii")
+        #expect(try AnyCodable(json: [quote] + Array("é😀".utf8) + [quote]) == "é😀")
+        #expect(try AnyCodable(json: [quote] + Array("é\\n".utf8) + [quote]) == "é\n")
+        for malformed: [UInt8] in [[0xFF], [0xC3], [0xC3, 0x28], [0xED, 0xA0, 0x80], [0x61, 0x80]] {
+            #expect(throws: DecodingError.self) { try AnyCodable(json: [quote] + malformed + [quote]) }
+            #expect(throws: DecodingError.self) {
+                try AnyCodable(json: [quote] + malformed + Array("\\n".utf8) + [quote])
+            }
+        }
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() {
         #expect(throws: DecodingError.self) { try AnyCodable(json: String(repeating: "[", count: 1_000_000)) }
         #expect(throws: DecodingError.self) { try AnyCodable(json: Array("[[[1]]]".utf8), maximumDepth: 2) }

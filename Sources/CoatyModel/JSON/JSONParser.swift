@@ -125,14 +125,16 @@ struct JSONParser {
     private mutating func parseString() throws -> String {
         self.index += 1  // opening quote
         let start = self.index
-        // Fast path: no escapes.
+        // Fast path: no escapes. `highBits` collects every byte's top bit: ASCII needs no UTF-8 check.
+        var highBits: UInt8 = 0
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
             if byte == UInt8(ascii: "\"") {
-                let string = try self.makeString(start..<self.index)
+                let string = try self.makeString(start..<self.index, isASCII: highBits < 0x80)
                 self.index += 1
                 return string
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw self.error("control character in string") }
             self.index += 1
@@ -185,9 +187,11 @@ struct JSONParser {
         throw self.error("unterminated string")
     }
 
-    private func makeString(_ range: Range<Int>) throws -> String {
-        let string = self.bytes.withUnsafeBufferPointer { buffer in
-            String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+    private func makeString(_ range: Range<Int>, isASCII: Bool) throws -> String {
+        let string = self.bytes.withUnsafeBufferPointer { buffer -> String? in
+            let bytes = UnsafeBufferPointer(rebasing: buffer[range])
+            // ASCII is valid UTF-8, and `String(decoding:)` takes it without the generic validation.
+            return isASCII ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
         }
         guard let string else { throw self.error("invalid UTF-8") }
         return string

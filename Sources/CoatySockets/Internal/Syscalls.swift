@@ -32,6 +32,20 @@ enum Syscalls {
         try Self.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
     }
 
+    /// Asks the kernel to acknowledge received data at once instead of delaying the ACK (Linux; the
+    /// kernel falls back to delayed ACKs on its own, so this is repeated after every read).
+    ///
+    /// A peer that uses Nagle's algorithm (mosquitto does by default) holds a small packet back
+    /// while an earlier one is unacknowledged. When the earlier one needs no answer (an UNSUBACK)
+    /// and we are waiting for the next one (the response to a request), our delayed ACK (40 ms on
+    /// Linux) stalls both sides. Errors are ignored: this is an optimisation.
+    static func requestQuickAcknowledgement(_ fd: Int32) {
+        #if canImport(Glibc)
+            var one: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), Int32(TCP_QUICKACK), &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
     /// Accepts a connection as a non-blocking, close-on-exec descriptor; -1 with `errno` on failure.
     ///
     /// `accept4` sets both flags atomically, so a child process spawned at the same moment never

@@ -104,6 +104,7 @@ package final class TCPConnection: Sendable {
                 case .done(let n):
                     count = n
                     failure = .done([])
+                    if n > 0 { Syscalls.requestQuickAcknowledgement(fd) }
                 case .wouldBlock:
                     count = 0
                     failure = .wouldBlock

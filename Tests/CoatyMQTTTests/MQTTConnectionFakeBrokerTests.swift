@@ -385,6 +385,49 @@ struct MQTTConnectionFakeBrokerTests {
         #expect(error?.code == .subscriptionRefused)
     }
 
+    /// Subscriptions and unsubscriptions handed over without waiting go out in order, ahead of what
+    /// follows; their acknowledgements (a refusal too) are taken without a waiter and free the packet
+    /// identifiers, and the connection goes on working.
+    @Test func acknowledgementsWithoutWaitersAreTakenInOrder() async throws {
+        try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                guard case .subscribe(let subscribe) = try await session.read() else {
+                    Issue.record("expected SUBSCRIBE first")
+                    return
+                }
+                #expect(subscribe.subscriptions.map(\.filter) == ["refused/#"])
+                guard case .unsubscribe(let unsubscribe) = try await session.read() else {
+                    Issue.record("expected UNSUBSCRIBE second")
+                    return
+                }
+                #expect(unsubscribe.filters == ["gone/#"])
+                guard case .publish(let publish) = try await session.read() else {
+                    Issue.record("expected PUBLISH third")
+                    return
+                }
+                #expect(publish.topic == "after")
+                try await session.send(.suback(.init(packetID: subscribe.packetID, returnCodes: [.failure])))
+                try await session.send(.unsuback(unsubscribe.packetID))
+                // A waited-for subscription afterwards is answered as usual.
+                guard case .subscribe(let next) = try await session.read() else {
+                    Issue.record("expected a second SUBSCRIBE")
+                    return
+                }
+                try await session.send(.suback(.init(packetID: next.packetID, returnCodes: [.granted(.atMostOnce)])))
+                #expect(try await session.read() == .disconnect)
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "nowait"), onMessage: { _ in }) { connection in
+                    #expect(try connection.subscribeWithoutWaiting(to: [TopicFilter("refused/#")]))
+                    #expect(try connection.unsubscribeWithoutWaiting(from: [TopicFilter("gone/#")]))
+                    #expect(try connection.publishWithoutWaiting(TransportMessage(topic: "after", payload: [1])))
+                    try await connection.subscribe(to: [TopicFilter("ok/#")])
+                }
+            }
+        )
+    }
+
     @Test func invalidTopicIsRejectedBeforeSending() async throws {
         try await self.withFakeBroker(
             broker: { session in

@@ -65,11 +65,16 @@ struct InProcessConnection: TransportConnection {
     }
 
     func subscribe(to filters: [TopicFilter]) async throws {
+        _ = try self.subscribeWithoutWaiting(to: filters)
+    }
+
+    func subscribeWithoutWaiting(to filters: [TopicFilter]) throws -> Bool {
         do {
             try self.bus.subscribe(self.session, to: filters)
         } catch {
             throw TransportError(.connectionLost, error.message)
         }
+        return true
     }
 
     func unsubscribe(from filters: [TopicFilter]) async throws {

@@ -123,7 +123,9 @@ extension CommunicationManager {
     /// Registers an observation and returns once its subscription is in place (when online) or
     /// registered for the next connect (when offline).
     ///
-    /// - Parameter isResponse: The filters are a request's response filters (one correlation id each):
+    /// - Parameter isResponse: The filters are a request's response filters (one correlation id each),
+    ///   and the request is published right after this returns: their subscription may be handed to
+    ///   the connection without waiting for its confirmation (see ``subscribe(_:forResponses:)``), and
     ///   releasing them may wait for a batch (see ``removeObservers(_:deferringUnsubscribe:)``).
     func observe<Event: Sendable>(
         filter: TopicFilter,
@@ -160,12 +162,12 @@ extension CommunicationManager {
         )
         let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
         continuation.onTermination { [weak self] in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
-        await self.subscribe(toSubscribe)
+        await self.subscribe(toSubscribe, forResponses: isResponse)
         return (stream, continuation)
     }
 
     /// Adds one routing entry per filter for `receiver`. Returns their ids and the filters that are not
-    /// subscribed yet, for ``subscribe(_:)``.
+    /// subscribed yet, for ``subscribe(_:forResponses:)``.
     func addObservers(
         filters: [TopicFilter],
         kind: RouteKind,
@@ -186,9 +188,14 @@ extension CommunicationManager {
 
     /// Subscribes filters and returns once the subscriptions are in place (when online) or registered
     /// for the next connect (when offline).
-    func subscribe(_ filters: [TopicFilter]) async {
+    ///
+    /// With `forResponses` (a request's response filters, subscribed right before the request is
+    /// published) a subscription the connection takes without waiting
+    /// (``TransportConnection/subscribeWithoutWaiting(to:)``) counts as in place: it goes out ahead of
+    /// the request, so it is in place before any response can exist.
+    func subscribe(_ filters: [TopicFilter], forResponses: Bool = false) async {
         for filter in filters {
-            if await self.subscribeDirectly(filter) { continue }
+            if await self.subscribeDirectly(filter, withoutWaiting: forResponses) { continue }
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 let queued = self.state.withLock { state -> Bool in
                     guard state.acceptsControl else { return false }
@@ -204,7 +211,7 @@ extension CommunicationManager {
     /// `ManagerState.directSubscribeConnection(for:)`). Returns `false` when the subscription has to be queued for
     /// ``run()``: offline, busy, or the direct attempt failed (the send loop then retries it, or
     /// reconnects).
-    private func subscribeDirectly(_ filter: TopicFilter) async -> Bool {
+    private func subscribeDirectly(_ filter: TopicFilter, withoutWaiting: Bool) async -> Bool {
         let claim = self.state.withLock { state -> (connection: any TransportConnection, isNeeded: Bool)? in
             guard let connection = state.directSubscribeConnection(for: filter) else { return nil }
             return (connection, state.routing.claimSubscribe(filter))
@@ -212,6 +219,7 @@ extension CommunicationManager {
         guard let claim else { return false }
         guard claim.isNeeded else { return true }
         do {
+            if withoutWaiting, try claim.connection.subscribeWithoutWaiting(to: [filter]) { return true }
             try await claim.connection.subscribe(to: [filter])
             return true
         } catch {

@@ -64,6 +64,21 @@ public protocol TransportConnection: Sendable {
     /// - Throws: ``TransportError`` if the connection is closed or lost.
     func unsubscribe(from filters: [TopicFilter]) async throws
 
+    /// Hands a subscription to the connection without suspending or waiting for the peer's
+    /// confirmation, if that is possible right now.
+    ///
+    /// The manager calls it only for a request's response filters, from the requesting task, right
+    /// before it publishes the request on the same connection, as coaty-js does: a peer that handles a
+    /// connection's packets in order (an MQTT broker does) has the subscription in place before the
+    /// request reaches a responder, so no response can be missed, and the request does not wait a
+    /// round trip for the confirmation. It must be in order with every later call on the same
+    /// connection.
+    ///
+    /// - Returns: `true` if the subscription was handed over; `false` if it has to go through
+    ///   ``subscribe(to:)`` instead. The default implementation returns `false`.
+    /// - Throws: ``TransportError`` if the connection is closed or lost.
+    func subscribeWithoutWaiting(to filters: [TopicFilter]) throws -> Bool
+
     /// Hands an unsubscription to the connection without suspending or waiting for the peer's
     /// confirmation, if that is possible right now.
     ///
@@ -88,6 +103,9 @@ public protocol TransportConnection: Sendable {
 extension TransportConnection {
     /// Returns `false`: every message goes through ``publish(_:)``.
     public func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool { false }
+
+    /// Returns `false`: every subscription goes through ``subscribe(to:)``.
+    public func subscribeWithoutWaiting(to filters: [TopicFilter]) throws -> Bool { false }
 
     /// Returns `false`: every unsubscription goes through ``unsubscribe(from:)``.
     public func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool { false }

@@ -249,14 +249,14 @@ package final class MQTTConnection: TransportConnection, Sendable {
     ///   the connection's failure if it is closed or lost; `CancellationError`.
     package func subscribe(to filters: [TopicFilter], qos: QualityOfService) async throws {
         guard !filters.isEmpty else { return }
-        let packetFor: (UInt16) -> MQTTPacket = { id in
-            .subscribe(
-                .init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: MQTTQoS(qos)) })
-            )
+        try await self.request({ id in Self.subscribePacket(id: id, filters: filters, qos: qos) }) {
+            token,
+            continuation in .subscribe(count: filters.count, token: token, continuation: continuation)
         }
-        try await self.request(packetFor) { token, continuation in
-            .subscribe(count: filters.count, token: token, continuation: continuation)
-        }
+    }
+
+    private static func subscribePacket(id: UInt16, filters: [TopicFilter], qos: QualityOfService) -> MQTTPacket {
+        .subscribe(.init(packetID: id, subscriptions: filters.map { .init(filter: $0.rawValue, qos: MQTTQoS(qos)) }))
     }
 
     package func unsubscribe(from filters: [TopicFilter]) async throws {
@@ -264,6 +264,18 @@ package final class MQTTConnection: TransportConnection, Sendable {
         try await self.request({ id in .unsubscribe(.init(packetID: id, filters: filters.map(\.rawValue))) }) {
             token,
             continuation in .unsubscribe(token: token, continuation: continuation)
+        }
+    }
+
+    /// Queues a SUBSCRIBE at the configured subscription QoS and wakes the writer, without waiting
+    /// for the SUBACK. Returns `false` when the outbound buffer is full or no packet identifier is
+    /// free. A refusal in the SUBACK has no one to report to, as in coaty-js.
+    package func subscribeWithoutWaiting(to filters: [TopicFilter]) throws -> Bool {
+        guard !filters.isEmpty else { return true }
+        return try self.queueWithoutWaiting { state in
+            guard let id = state.allocatePacketID() else { return nil }
+            state.pending[id] = .subscribe(count: filters.count, token: state.makeToken(), continuation: nil)
+            return (Self.subscribePacket(id: id, filters: filters, qos: self.configuration.subscriptionQoS), id)
         }
     }
 

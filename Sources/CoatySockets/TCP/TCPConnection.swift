@@ -15,10 +15,15 @@ package final class TCPConnection: Sendable {
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
     package let remoteDescription: String
+    /// Whether every read asks the kernel to acknowledge at once (see
+    /// `Syscalls.requestQuickAcknowledgement`): set for connections we open, so a client never waits on
+    /// a broker's Nagle delay; not for accepted ones, where it would cost a broker throughput.
+    private let acknowledgesAtOnce: Bool
 
-    private init(handle: SocketHandle, remoteDescription: String) {
+    private init(handle: SocketHandle, remoteDescription: String, acknowledgesAtOnce: Bool) {
         self.handle = handle
         self.remoteDescription = remoteDescription
+        self.acknowledgesAtOnce = acknowledgesAtOnce
     }
 
     deinit {
@@ -30,7 +35,7 @@ package final class TCPConnection: Sendable {
         try Syscalls.setNoDelay(fd)
         let remote = SocketAddress.peer(of: fd)?.description ?? "?"
         let handle = try Reactor.shared.register(fd: fd)
-        return TCPConnection(handle: handle, remoteDescription: remote)
+        return TCPConnection(handle: handle, remoteDescription: remote, acknowledgesAtOnce: false)
     }
 
     /// Connects to a TCP server.
@@ -40,7 +45,7 @@ package final class TCPConnection: Sendable {
     /// - Parameters:
     ///   - host: An IPv4 or IPv6 literal, or a name such as `localhost`.
     ///   - port: The server's port.
-    /// - Returns: The connection, with `TCP_NODELAY` set.
+    /// - Returns: The connection, with `TCP_NODELAY` set, acknowledging received data at once.
     /// - Throws: ``SocketError`` (for example `ECONNREFUSED`); `CancellationError` if cancelled.
     package static func connect(host: String, port: Int) async throws -> TCPConnection {
         let addresses = try SocketAddress.resolve(host: host, port: port, passive: false)
@@ -57,7 +62,7 @@ package final class TCPConnection: Sendable {
             }
             do {
                 try await Self.finishConnect(handle, to: address)
-                return TCPConnection(handle: handle, remoteDescription: address.description)
+                return TCPConnection(handle: handle, remoteDescription: address.description, acknowledgesAtOnce: true)
             } catch let error as SocketError where !error.isClosed {
                 handle.close()
                 lastError = error
@@ -97,6 +102,8 @@ package final class TCPConnection: Sendable {
     /// - Throws: ``SocketError`` (closed by ``close()``, `ECONNRESET`, …); `CancellationError`.
     package func read(maxBytes: Int = 65_536) async throws -> [UInt8] {
         let capacity = max(1, maxBytes)
+        let acknowledgesAtOnce = self.acknowledgesAtOnce
+        var hasWaited = false
         return try await self.handle.perform(.read, call: "read") { fd in
             var failure: SocketHandle.CallResult<[UInt8]> = .wouldBlock
             let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
@@ -104,10 +111,13 @@ package final class TCPConnection: Sendable {
                 case .done(let n):
                     count = n
                     failure = .done([])
-                    if n > 0 { Syscalls.requestQuickAcknowledgement(fd) }
+                    // Only data we had to wait for: a stream that keeps the socket busy is acknowledged
+                    // often enough anyway, and asking on every read costs throughput.
+                    if n > 0, acknowledgesAtOnce, hasWaited { Syscalls.requestQuickAcknowledgement(fd) }
                 case .wouldBlock:
                     count = 0
                     failure = .wouldBlock
+                    hasWaited = true
                 case .failed(let code):
                     count = 0
                     failure = .failed(code)

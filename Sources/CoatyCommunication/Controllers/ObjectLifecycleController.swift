@@ -1,3 +1,4 @@
+import CoatyCore
 public import CoatyModel
 import Synchronization
 
@@ -51,11 +52,10 @@ public final class ObjectLifecycleController: Controller {
         where predicate: @escaping @Sendable (CoatyObject) -> Bool = { _ in true }
     ) async throws -> EventStream<ObjectLifecycleInfo> {
         let context = try self.requireContext()
-        let advertises = await context.communication.observeAdvertise(coreType: coreType)
         return try await self.track(
             context: context,
             discover: try DiscoverEvent.byCoreTypes([coreType]),
-            advertises: advertises,
+            advertiseFilter: context.communication.filter(.advertise, filter: coreType.rawValue),
             matches: { $0.coreType == coreType && predicate($0) }
         )
     }
@@ -70,51 +70,70 @@ public final class ObjectLifecycleController: Controller {
         where predicate: @escaping @Sendable (CoatyObject) -> Bool = { _ in true }
     ) async throws -> EventStream<ObjectLifecycleInfo> {
         let context = try self.requireContext()
-        let advertises = try await context.communication.observeAdvertise(objectType: objectType)
+        try EventValidation.checkFilterName(objectType, "objectType")
         return try await self.track(
             context: context,
             discover: try DiscoverEvent.byObjectTypes([objectType]),
-            advertises: advertises,
+            advertiseFilter: context.communication.filter(
+                .advertise,
+                filter: CommunicationManager.typeFilter(objectType)
+            ),
             matches: { $0.objectType == objectType && predicate($0) }
         )
     }
 
+    /// Tracks the objects `matches` accepts through Advertise, Deadvertise and the Resolves to
+    /// `discover`.
+    ///
+    /// Every event is applied to the registry where the manager decodes it, in the order it arrived:
+    /// three tasks consuming three streams could apply a Deadvertise before a Resolve or Advertise of
+    /// the same object that arrived earlier, and the object would then come back after it had left
+    /// and never leave again.
     private func track(
         context: ControllerContext,
         discover: DiscoverEvent,
-        advertises: EventStream<AdvertiseEvent>,
+        advertiseFilter: TopicFilter,
         matches: @escaping @Sendable (CoatyObject) -> Bool
     ) async throws -> EventStream<ObjectLifecycleInfo> {
-        let deadvertises = await context.communication.observeDeadvertise()
-        let resolves = try await context.communication.discover(discover)
+        let manager = context.communication
         let registry = LifecycleRegistry()
         let (stream, continuation) = EventStream<ObjectLifecycleInfo>.makeStream(
-            bufferingNewest: context.communication.configuration.observerBufferSize
+            bufferingNewest: manager.configuration.observerBufferSize
         )
-        let emit: @Sendable (ObjectLifecycleInfo) -> Void = { info in
-            if !info.isEmpty { continuation.yield(info) }
+        let emit: @Sendable (ObjectLifecycleInfo) -> Void = { [weak manager] info in
+            guard !info.isEmpty, case .dropped = continuation.yield(info) else { return }
+            manager?.report(
+                .init(
+                    kind: .droppedEvent,
+                    topic: advertiseFilter.rawValue,
+                    reason: "object lifecycle buffer full; oldest change dropped"
+                )
+            )
         }
+        // The three observations deliver nothing themselves; they apply what they receive.
+        let advertises: EventStream<Never> = await manager.observe(filter: advertiseFilter) { delivery in
+            if case .advertise(let event)? = delivery.event, matches(event.object) { emit(registry.saw(event.object)) }
+            return nil
+        }
+        let deadvertises: EventStream<Never> = await manager.observe(filter: manager.filter(.deadvertise)) {
+            delivery in
+            if case .deadvertise(let event)? = delivery.event { emit(registry.gone(event.objectIDs)) }
+            return nil
+        }
+        let resolves: EventStream<Never> = try await manager.discover(discover) { resolve in
+            if let object = resolve.object, matches(object) { emit(registry.saw(object)) }
+            return nil
+        }
+        // The observations finish when the manager stops; then so does the tracking.
         let handle = context.spawn {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await resolve in resolves {
-                        if let object = resolve.object, matches(object) { emit(registry.saw(object)) }
-                    }
-                }
-                group.addTask {
-                    for await advertise in advertises where matches(advertise.object) {
-                        emit(registry.saw(advertise.object))
-                    }
-                }
-                group.addTask {
-                    for await deadvertise in deadvertises { emit(registry.gone(deadvertise.objectIDs)) }
-                }
-                await group.next()
-                group.cancelAll()
-            }
+            for await _ in advertises {}
             continuation.finish()
         }
-        continuation.onTermination { handle.cancel() }
+        // Holding the observations until the tracking ends keeps their subscriptions.
+        continuation.onTermination {
+            handle.cancel()
+            withExtendedLifetime((advertises, deadvertises, resolves)) {}
+        }
         return stream
     }
 

@@ -31,15 +31,25 @@ extension CommunicationManager {
     public func discover(_ event: DiscoverEvent, correlationID: ObjectID = .random()) async throws
         -> EventStream<ResolveEvent>
     {
+        try await self.discover(event, correlationID: correlationID) { $0 }
+    }
+
+    /// ``discover(_:correlationID:)`` with `map` applied to each accepted Resolve where it is decoded,
+    /// in arrival order; a Resolve it maps to `nil` is not put in the stream.
+    func discover<Event: Sendable>(
+        _ event: DiscoverEvent,
+        correlationID: ObjectID = .random(),
+        _ map: @escaping @Sendable (ResolveEvent) -> Event?
+    ) async throws -> EventStream<Event> {
         let payload = try EventCoding.encode(event.payload)
         let stream = await self.observe(filter: self.filter(.resolve, correlationID: correlationID), isResponse: true) {
-            [weak self] delivery -> ResolveEvent? in
+            [weak self] delivery -> Event? in
             guard case .resolve(let resolve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: resolve) {
                 self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
                 return nil
             }
-            return resolve
+            return map(resolve)
         }
         self.enqueue(
             [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],

@@ -10,13 +10,14 @@ struct ObjectLifecycleControllerTests {
     func withTracker<Result: Sendable>(
         bus: InProcessBus,
         name: String = "Tracker",
+        bufferSize: Int = 256,  // the default observerBufferSize
         _ body: (Container, ObjectLifecycleController) async throws -> Result
     ) async throws -> Result {
         let lifecycle = ObjectLifecycleController()
         return try await Container.withRunning(
             configuration: .init(
                 transport: InProcessTransport(bus: bus),
-                communication: .init(identity: Identity(name: name))
+                communication: .init(identity: Identity(name: name), observerBufferSize: bufferSize)
             ),
             controllers: [lifecycle]
         ) { container in try await body(container, lifecycle) }
@@ -52,6 +53,36 @@ struct ObjectLifecycleControllerTests {
                 let dropped = try #require(await changes.next())
                 #expect(dropped.removed.map(\.name) == ["Agent0"])
                 _ = tracker
+            }
+        }
+    }
+
+    /// Objects advertised and deadvertised back to back are all reported added and then removed:
+    /// events are applied in the order they arrived, so a Deadvertise never overtakes the Advertise
+    /// before it (which would bring the object back for good).
+    @Test func advertiseAndDeadvertiseBackToBackKeepTheirOrder() async throws {
+        let bus = InProcessBus()
+        // A buffer for every change, so a slow consumer on a loaded machine drops none.
+        try await self.withTracker(bus: bus, bufferSize: 1_000) { _, lifecycle in
+            let changes = try await lifecycle.observeObjectLifecycleInfo(objectType: "com.example.Blip")
+            try await withOnlineManagers(count: 1, bus: bus) { managers, _ in
+                let count = 300
+                for index in 0..<count {
+                    let blip = CoatyObject(objectType: "com.example.Blip", name: "blip \(index)")
+                    try managers[0].publish(AdvertiseEvent(blip))
+                    try managers[0].publish(DeadvertiseEvent(objectIDs: [blip.objectID]))
+                }
+                var present = Set<ObjectID>()
+                var removed = 0
+                var inOrder = true
+                for await change in changes {
+                    for object in change.added { inOrder = present.insert(object.objectID).inserted && inOrder }
+                    for object in change.removed { inOrder = present.remove(object.objectID) != nil && inOrder }
+                    removed += change.removed.count
+                    if removed == count { break }
+                }
+                #expect(inOrder)
+                #expect(present.isEmpty)
             }
         }
     }

@@ -46,9 +46,10 @@ struct MQTTTransportMosquittoTests {
         }
     }
 
-    /// Requests and responses are published directly from the calling task (and from the handler on
-    /// the reader's receive path) over MQTT too; every round trip completes, in order.
-    @Test func callsAnsweredInAHandlerThroughMosquitto() async throws {
+    /// Runs a caller and a callee manager through a fresh mosquitto, both online, until `body` returns.
+    private func withCallerAndCallee(
+        _ body: (_ caller: CommunicationManager, _ callee: CommunicationManager) async throws -> Void
+    ) async throws {
         try await Mosquitto.withRunning { broker in
             let managers = ["caller", "callee"].map { name in
                 CommunicationManager(
@@ -62,23 +63,29 @@ struct MQTTTransportMosquittoTests {
                     group.addTask { try await manager.run() }
                     _ = await states.first { $0 == .online }
                 }
-                let registration = try await managers[1].handleCalls("com.example.square") { call in
-                    let value = call.parameter(at: 0)?.intValue ?? 0
-                    try call.returnResult(.int(value * value))
-                }
-                var results: [Int] = []
-                for value in 0..<30 {
-                    let reply = try await managers[0].call(
-                        CallEvent(operation: "com.example.square", parameters: [.int(value)])
-                    )
-                    .first(timeout: .seconds(5))
-                    results.append(reply.result?.intValue ?? -1)
-                }
-                #expect(results == (0..<30).map { $0 * $0 })
-                registration.cancel()
+                try await body(managers[0], managers[1])
                 for manager in managers { manager.finish() }
                 try await group.waitForAll()
             }
+        }
+    }
+
+    /// Requests and responses are published directly from the calling task (and from the handler on
+    /// the reader's receive path) over MQTT too; every round trip completes, in order.
+    @Test func callsAnsweredInAHandlerThroughMosquitto() async throws {
+        try await self.withCallerAndCallee { caller, callee in
+            let registration = try await callee.handleCalls("com.example.square") { call in
+                let value = call.parameter(at: 0)?.intValue ?? 0
+                try call.returnResult(.int(value * value))
+            }
+            defer { registration.cancel() }
+            var results: [Int] = []
+            for value in 0..<30 {
+                let reply = try await caller.call(CallEvent(operation: "com.example.square", parameters: [.int(value)]))
+                    .first(timeout: .seconds(5))
+                results.append(reply.result?.intValue ?? -1)
+            }
+            #expect(results == (0..<30).map { $0 * $0 })
         }
     }
 
@@ -88,32 +95,17 @@ struct MQTTTransportMosquittoTests {
     /// under a millisecond on loopback; the bound only separates "no stall" from "a 40 ms stall in
     /// most round trips", with a wide margin for a loaded machine.
     @Test func requestsDoNotStallOnDelayedAcknowledgements() async throws {
-        try await Mosquitto.withRunning { broker in
-            let managers = ["caller", "callee"].map { name in
-                CommunicationManager(
-                    transport: self.transport(broker),
-                    configuration: .init(identity: Identity(name: name))
-                )
+        try await self.withCallerAndCallee { caller, callee in
+            let registration = try await callee.handleCalls("com.example.ping") { try $0.returnResult(nil) }
+            defer { registration.cancel() }
+            var durations: [Duration] = []
+            for _ in 0..<41 {
+                let start = ContinuousClock.now
+                _ = try await caller.call(CallEvent(operation: "com.example.ping")).first(timeout: .seconds(5))
+                durations.append(ContinuousClock.now - start)
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for manager in managers {
-                    let states = manager.observeCommunicationState()
-                    group.addTask { try await manager.run() }
-                    _ = await states.first { $0 == .online }
-                }
-                let registration = try await managers[1].handleCalls("com.example.ping") { try $0.returnResult(nil) }
-                var durations: [Duration] = []
-                for _ in 0..<41 {
-                    let start = ContinuousClock.now
-                    _ = try await managers[0].call(CallEvent(operation: "com.example.ping")).first(timeout: .seconds(5))
-                    durations.append(ContinuousClock.now - start)
-                }
-                let median = durations.sorted()[durations.count / 2]
-                #expect(median < .milliseconds(20), "median round trip \(median)")
-                registration.cancel()
-                for manager in managers { manager.finish() }
-                try await group.waitForAll()
-            }
+            let median = durations.sorted()[durations.count / 2]
+            #expect(median < .milliseconds(20), "median round trip \(median)")
         }
     }
 

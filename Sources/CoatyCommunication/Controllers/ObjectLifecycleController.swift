@@ -55,7 +55,7 @@ public final class ObjectLifecycleController: Controller {
         return try await self.track(
             context: context,
             discover: try DiscoverEvent.byCoreTypes([coreType]),
-            advertiseFilter: context.communication.filter(.advertise, filter: coreType.rawValue),
+            advertises: context.communication.advertiseRoute(coreType: coreType),
             matches: { $0.coreType == coreType && predicate($0) }
         )
     }
@@ -70,14 +70,10 @@ public final class ObjectLifecycleController: Controller {
         where predicate: @escaping @Sendable (CoatyObject) -> Bool = { _ in true }
     ) async throws -> EventStream<ObjectLifecycleInfo> {
         let context = try self.requireContext()
-        try EventValidation.checkFilterName(objectType, "objectType")
         return try await self.track(
             context: context,
             discover: try DiscoverEvent.byObjectTypes([objectType]),
-            advertiseFilter: context.communication.filter(
-                .advertise,
-                filter: CommunicationManager.typeFilter(objectType)
-            ),
+            advertises: try context.communication.advertiseRoute(objectType: objectType),
             matches: { $0.objectType == objectType && predicate($0) }
         )
     }
@@ -92,7 +88,7 @@ public final class ObjectLifecycleController: Controller {
     private func track(
         context: ControllerContext,
         discover: DiscoverEvent,
-        advertiseFilter: TopicFilter,
+        advertises advertiseRoute: EventRoute<AdvertiseEvent>,
         matches: @escaping @Sendable (CoatyObject) -> Bool
     ) async throws -> EventStream<ObjectLifecycleInfo> {
         let manager = context.communication
@@ -105,19 +101,19 @@ public final class ObjectLifecycleController: Controller {
             manager?.report(
                 .init(
                     kind: .droppedEvent,
-                    topic: advertiseFilter.rawValue,
+                    topic: advertiseRoute.filter.rawValue,
                     reason: "object lifecycle buffer full; oldest change dropped"
                 )
             )
         }
         // The three observations deliver nothing themselves; they apply what they receive.
-        let advertises: EventStream<Never> = await manager.observe(filter: advertiseFilter) { delivery in
-            if case .advertise(let event)? = delivery.event, matches(event.object) { emit(registry.saw(event.object)) }
+        let deadvertiseRoute = manager.deadvertiseRoute()
+        let advertises: EventStream<Never> = await manager.observe(filter: advertiseRoute.filter) { delivery in
+            if let event = advertiseRoute.select(delivery), matches(event.object) { emit(registry.saw(event.object)) }
             return nil
         }
-        let deadvertises: EventStream<Never> = await manager.observe(filter: manager.filter(.deadvertise)) {
-            delivery in
-            if case .deadvertise(let event)? = delivery.event { emit(registry.gone(event.objectIDs)) }
+        let deadvertises: EventStream<Never> = await manager.observe(filter: deadvertiseRoute.filter) { delivery in
+            if let event = deadvertiseRoute.select(delivery) { emit(registry.gone(event.objectIDs)) }
             return nil
         }
         let resolves: EventStream<Never> = try await manager.discover(discover) { resolve in

@@ -163,18 +163,10 @@ public final class InProcessBus: Sendable {
                 }
             }
             var receivers: [Session] = []
-            message.topic.utf8.withContiguousStorageIfAvailable { topic in
-                for subscriber in state.sessions.values
-                where subscriber.filters.contains(where: { $0.matches(bytes: topic) }) {
-                    receivers.append(subscriber.session)
-                }
+            for subscriber in state.sessions.values
+            where subscriber.filters.contains(where: { $0.matches(message.topic) }) {
+                receivers.append(subscriber.session)
             }
-                ?? {
-                    for subscriber in state.sessions.values
-                    where subscriber.filters.contains(where: { $0.matches(message.topic) }) {
-                        receivers.append(subscriber.session)
-                    }
-                }()
             if receivers.count > 1 { receivers.sort { $0.id < $1.id } }
             return (receivers, state.taps.isEmpty ? [] : Array(state.taps.values))
         }

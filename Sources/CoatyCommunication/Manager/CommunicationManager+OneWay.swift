@@ -22,7 +22,13 @@ extension CommunicationManager {
     ///
     /// Returns once the subscription is in place (online) or registered for the next connect (offline).
     public func observeAdvertise(coreType: CoreType) async -> EventStream<AdvertiseEvent> {
-        await self.observe(filter: self.filter(.advertise, filter: coreType.rawValue)) { delivery in
+        await self.observe(self.advertiseRoute(coreType: coreType))
+    }
+
+    /// Advertises of a core type, as ``observeAdvertise(coreType:)`` and the lifecycle controller
+    /// receive them.
+    func advertiseRoute(coreType: CoreType) -> EventRoute<AdvertiseEvent> {
+        EventRoute(filter: self.filter(.advertise, filter: coreType.rawValue)) { delivery in
             guard case .advertise(let event)? = delivery.event else { return nil }
             return event
         }
@@ -36,8 +42,14 @@ extension CommunicationManager {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   object type is not a valid event filter.
     public func observeAdvertise(objectType: String) async throws -> EventStream<AdvertiseEvent> {
+        await self.observe(try self.advertiseRoute(objectType: objectType))
+    }
+
+    /// Advertises of an object type, as ``observeAdvertise(objectType:)`` and the lifecycle
+    /// controller receive them.
+    func advertiseRoute(objectType: String) throws(CommunicationError) -> EventRoute<AdvertiseEvent> {
         try EventValidation.checkFilterName(objectType, "objectType")
-        return await self.observe(filter: self.filter(.advertise, filter: Self.typeFilter(objectType))) { delivery in
+        return EventRoute(filter: self.filter(.advertise, filter: Self.typeFilter(objectType))) { delivery in
             guard case .advertise(let event)? = delivery.event, event.object.objectType == objectType else {
                 return nil
             }
@@ -57,7 +69,12 @@ extension CommunicationManager {
     ///
     /// Returns once the subscription is in place.
     public func observeDeadvertise() async -> EventStream<DeadvertiseEvent> {
-        await self.observe(filter: self.filter(.deadvertise)) { delivery in
+        await self.observe(self.deadvertiseRoute())
+    }
+
+    /// Deadvertises, as ``observeDeadvertise()`` and the lifecycle controller receive them.
+    func deadvertiseRoute() -> EventRoute<DeadvertiseEvent> {
+        EventRoute(filter: self.filter(.deadvertise)) { delivery in
             guard case .deadvertise(let event)? = delivery.event else { return nil }
             return event
         }

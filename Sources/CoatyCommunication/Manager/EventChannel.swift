@@ -89,9 +89,9 @@ final class EventChannel<Event: Sendable>: Sendable {
     /// per event, which matters when both run at full speed on two cores.
     func next(batch: inout [Event], isolation actor: isolated (any Actor)? = #isolation) async -> Event? {
         let ready = self.state.withLock { state -> Event?? in
-            guard let event = state.buffer.popFirst() else { return state.isTerminated ? .some(nil) : nil }
-            state.buffer.moveAll(appendingTo: &batch)
-            return .some(event)
+            let ready = Self.take(from: &state)
+            if case .some(.some) = ready { state.buffer.moveAll(appendingTo: &batch) }
+            return ready
         }
         if let ready { return ready }
         return await self.next(isolation: actor)

@@ -142,7 +142,7 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         source: String,
         correlation: String?
     ) -> String {
-        let versionText = version == Self.protocolVersion ? "3" : String(version)
+        let versionText = String(version)
         var capacity = 6 + versionText.utf8.count + 1 + namespace.utf8.count + 1 + 3 + 1 + source.utf8.count
         if let filter { capacity += 1 + filter.utf8.count }
         if let correlation { capacity += 1 + correlation.utf8.count }

@@ -53,29 +53,18 @@ public enum EventCode: String, Sendable, Hashable, CaseIterable {
 
     /// The code whose raw value is exactly these UTF-8 bytes; `nil` for any other bytes.
     ///
-    /// Inbound topics are parsed as bytes; this avoids making a string to look the code up.
+    /// Inbound topics are parsed as bytes; this looks the code up without making a string.
     init?(bytes: UnsafeBufferPointer<UInt8>) {
-        guard bytes.count == 3 else { return nil }
-        let key = UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
-        func code(_ text: StaticString) -> UInt32 {
-            let raw = text.utf8Start
-            return UInt32(raw[0]) << 16 | UInt32(raw[1]) << 8 | UInt32(raw[2])
-        }
-        switch key {
-        case code("ADV"): self = .advertise
-        case code("DAD"): self = .deadvertise
-        case code("CHN"): self = .channel
-        case code("ASC"): self = .associate
-        case code("IOV"): self = .ioValue
-        case code("DSC"): self = .discover
-        case code("RSV"): self = .resolve
-        case code("QRY"): self = .query
-        case code("RTV"): self = .retrieve
-        case code("UPD"): self = .update
-        case code("CPL"): self = .complete
-        case code("CLL"): self = .call
-        case code("RTN"): self = .return
-        default: return nil
-        }
+        guard bytes.count == 3, let code = Self.byKey[Self.key(bytes)] else { return nil }
+        self = code
+    }
+
+    /// Every code by the key of its three raw-value bytes, derived from the raw values.
+    private static let byKey: [UInt32: EventCode] = Dictionary(
+        uniqueKeysWithValues: allCases.map { code in (Self.key(Array(code.rawValue.utf8)), code) }
+    )
+
+    private static func key(_ bytes: some Collection<UInt8>) -> UInt32 {
+        bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

@@ -48,7 +48,6 @@ package struct BoundedQueue<Element> {
         return element
     }
 
-    /// Removes and returns every element, oldest first.
     /// Moves every element, oldest first, to the end of `destination`.
     package mutating func moveAll(appendingTo destination: inout [Element]) {
         destination.append(contentsOf: self.elements)
@@ -56,6 +55,7 @@ package struct BoundedQueue<Element> {
         self.head = 0
     }
 
+    /// Removes and returns every element, oldest first.
     package mutating func removeAll() -> [Element] {
         let elements = Array(self.elements)
         self.storage.removeAll(keepingCapacity: true)

@@ -33,7 +33,8 @@ enum Syscalls {
     }
 
     /// Asks the kernel to acknowledge received data at once instead of delaying the ACK (Linux; the
-    /// kernel falls back to delayed ACKs on its own, so this is repeated after every read).
+    /// kernel falls back to delayed ACKs on its own, so it is asked again after each read that had to
+    /// wait for data).
     ///
     /// A peer that uses Nagle's algorithm (mosquitto does by default) holds a small packet back
     /// while an earlier one is unacknowledged. When the earlier one needs no answer (an UNSUBACK)
@@ -41,8 +42,13 @@ enum Syscalls {
     /// Linux) stalls both sides. Errors are ignored: this is an optimisation.
     static func requestQuickAcknowledgement(_ fd: Int32) {
         #if canImport(Glibc)
-            var one: Int32 = 1
-            _ = setsockopt(fd, Int32(IPPROTO_TCP), Int32(TCP_QUICKACK), &one, socklen_t(MemoryLayout<Int32>.size))
+            try? Self.setOption(
+                fd,
+                level: Int32(IPPROTO_TCP),
+                name: Int32(TCP_QUICKACK),
+                value: 1,
+                call: "TCP_QUICKACK"
+            )
         #endif
     }
 

@@ -15,7 +15,7 @@ package final class TCPConnection: Sendable {
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
     package let remoteDescription: String
-    /// Whether every read asks the kernel to acknowledge at once (see
+    /// Whether a read that had to wait for data asks the kernel to acknowledge at once (see
     /// `Syscalls.requestQuickAcknowledgement`): set for connections we open, so a client never waits on
     /// a broker's Nagle delay; not for accepted ones, where it would cost a broker throughput.
     private let acknowledgesAtOnce: Bool
@@ -45,7 +45,7 @@ package final class TCPConnection: Sendable {
     /// - Parameters:
     ///   - host: An IPv4 or IPv6 literal, or a name such as `localhost`.
     ///   - port: The server's port.
-    /// - Returns: The connection, with `TCP_NODELAY` set, acknowledging received data at once.
+    /// - Returns: The connection, with `TCP_NODELAY` set, acknowledging at once data it waited for.
     /// - Throws: ``SocketError`` (for example `ECONNREFUSED`); `CancellationError` if cancelled.
     package static func connect(host: String, port: Int) async throws -> TCPConnection {
         let addresses = try SocketAddress.resolve(host: host, port: port, passive: false)

@@ -77,10 +77,7 @@ enum Syscalls {
             @convention(c) (Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int32) ->
             Int32
 
-        private static let accept4: Accept4? = {
-            guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "accept4") else { return nil }
-            return unsafeBitCast(symbol, to: Accept4.self)
-        }()
+        private static let accept4 = RuntimeSymbol.lookUp("accept4", as: Accept4.self)
     #endif
 
     /// Closes a descriptor that was never registered with the reactor.

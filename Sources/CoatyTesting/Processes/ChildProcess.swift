@@ -1,3 +1,4 @@
+import CoatySockets
 import Dispatch
 public import Foundation
 import Synchronization
@@ -155,12 +156,10 @@ public final class ChildProcess: Sendable {
 
     private typealias AddCloseFrom = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
 
-    private static let addCloseFrom: AddCloseFrom? = {
-        guard let library = dlopen(nil, RTLD_NOW),
-            let symbol = dlsym(library, "posix_spawn_file_actions_addclosefrom_np")
-        else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
-    }()
+    private static let addCloseFrom = RuntimeSymbol.lookUp(
+        "posix_spawn_file_actions_addclosefrom_np",
+        as: AddCloseFrom.self
+    )
 
     /// Waits for the child to exit (on its own thread) and records the status.
     private func reap() {

@@ -150,6 +150,35 @@ struct EventStreamTests {
         }
     }
 
+    /// `first(timeout:)` takes an answer that came in before the stream finished, ends the stream in
+    /// the same step (later events are refused), and the termination handler runs once, also when
+    /// the stream is dropped afterwards.
+    @Test func firstTakesAnAnswerThatCameBeforeTheEnd() async throws {
+        let terminations = Counter()
+        var continuation: EventStream<Int>.Continuation?
+        do {
+            let (stream, streamContinuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+            continuation = streamContinuation
+            streamContinuation.onTermination { terminations.increment() }
+            streamContinuation.yield(1)
+            streamContinuation.yield(2)
+            streamContinuation.finish()
+            #expect(terminations.count == 1)
+            #expect(try await stream.first(timeout: .seconds(5)) == 1)
+        }
+        #expect(continuation?.yield(3) == .terminated)
+        #expect(terminations.count == 1)
+
+        let (open, openContinuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+        let openTerminations = Counter()
+        openContinuation.onTermination { openTerminations.increment() }
+        openContinuation.yield(5)
+        #expect(try await open.first(timeout: .seconds(5)) == 5)
+        #expect(openContinuation.yield(6) == .terminated)
+        openContinuation.finish()
+        #expect(openTerminations.count == 1)
+    }
+
     /// A manager observation that is dropped without being iterated releases its subscription.
     @Test func droppedObservationReleasesItsSubscription() async throws {
         try await withOnlineManagers(count: 1) { managers, bus in

@@ -1,5 +1,5 @@
-import CoatyCore
-import Synchronization
+public import CoatyCore
+public import Synchronization
 
 /// The buffer between the producer of an ``EventStream``'s events and its one consumer.
 ///
@@ -17,6 +17,14 @@ import Synchronization
 ///
 /// The iterator takes everything buffered at once (``next(batch:isolation:)``), so events it holds
 /// for the consumer no longer count against the capacity: at most twice `capacity` events are held.
+///
+/// ``takeFirstAndFinish()`` and what it uses are `@inlinable`, so that
+/// ``EventStream/first(timeout:clock:isolation:)``, called from the app's module, runs them
+/// specialised for the event type: unspecialised generic code looks up the metadata of every generic
+/// type it touches at run time, which took about 1 µs of each request's 2.5 µs in `first` (see
+/// Docs/Benchmarks.md). A finished flag outside the lock lets the consumer's `deinit`, which always
+/// runs unspecialised, return at once when `first` has finished the stream.
+@usableFromInline
 final class EventChannel<Event: Sendable>: Sendable {
     /// What ``yield(_:)`` did with an event.
     enum YieldResult: Sendable {
@@ -28,14 +36,20 @@ final class EventChannel<Event: Sendable>: Sendable {
         case terminated
     }
 
-    private struct State: Sendable {
-        var buffer: BoundedQueue<Event>
-        var waiter: UnsafeContinuation<Event?, Never>?
-        var isTerminated = false
-        var onTermination: (@Sendable () -> Void)?
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var buffer: BoundedQueue<Event>
+        @usableFromInline var waiter: UnsafeContinuation<Event?, Never>?
+        @usableFromInline var isTerminated = false
+        @usableFromInline var onTermination: (@Sendable () -> Void)?
+
+        init(buffer: BoundedQueue<Event>) { self.buffer = buffer }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
+    /// Set once the stream has terminated, after `state.isTerminated`: lets ``finish()`` return
+    /// without the lock (and without generic metadata look-ups) when there is nothing left to do.
+    @usableFromInline let hasFinished = Atomic<Bool>(false)
 
     init(bufferingNewest capacity: Int) {
         self.state = Mutex(State(buffer: BoundedQueue(capacity: capacity)))
@@ -67,10 +81,12 @@ final class EventChannel<Event: Sendable>: Sendable {
 
     /// Ends the stream. Idempotent.
     func finish() {
+        if self.hasFinished.load(ordering: .acquiring) { return }
         let (waiter, handler) = self.state.withLock {
             state -> (UnsafeContinuation<Event?, Never>?, (@Sendable () -> Void)?) in
             guard !state.isTerminated else { return (nil, nil) }
             state.isTerminated = true
+            self.hasFinished.store(true, ordering: .releasing)
             defer {
                 state.waiter = nil
                 state.onTermination = nil
@@ -116,14 +132,27 @@ final class EventChannel<Event: Sendable>: Sendable {
         }
     }
 
-    /// The next event if one is buffered, `.some(nil)` if the stream has finished and is drained, or
-    /// `nil` if ``next(isolation:)`` would have to wait.
-    func nextIfReady() -> Event?? {
-        self.state.withLock { Self.take(from: &$0) }
+    /// Takes the first buffered event and finishes the stream in one step, or returns `.some(nil)`
+    /// if the stream has finished and is drained; returns `nil`, leaving the stream open, when the
+    /// caller would have to wait. What ``EventStream/first(timeout:clock:isolation:)`` does when the
+    /// answer is already in (a handler answered on the publishing path).
+    @inlinable
+    func takeFirstAndFinish() -> Event?? {
+        let (taken, handler) = self.state.withLock { state -> (Event??, (@Sendable () -> Void)?) in
+            guard let taken = Self.take(from: &state) else { return (nil, nil) }
+            guard !state.isTerminated else { return (taken, nil) }
+            state.isTerminated = true
+            self.hasFinished.store(true, ordering: .releasing)
+            defer { state.onTermination = nil }
+            return (taken, state.onTermination)
+        }
+        handler?()
+        return taken
     }
 
     /// A buffered event, or `.some(nil)` when finished and drained, or `nil` when the caller must wait.
-    private static func take(from state: inout State) -> Event?? {
+    @inlinable
+    static func take(from state: inout State) -> Event?? {
         if let event = state.buffer.popFirst() { return .some(event) }
         if state.isTerminated { return .some(nil) }
         return nil

@@ -20,8 +20,9 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
 
     /// Owned by the stream and its iterators: when the last of them is gone, the stream terminates,
     /// which releases the subscription.
+    @usableFromInline
     final class Consumer: Sendable {
-        let channel: EventChannel<Event>
+        @usableFromInline let channel: EventChannel<Event>
 
         init(channel: EventChannel<Event>) { self.channel = channel }
 
@@ -41,7 +42,7 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
         func onTermination(_ handler: @escaping @Sendable () -> Void) { self.channel.setOnTermination(handler) }
     }
 
-    let consumer: Consumer
+    @usableFromInline let consumer: Consumer
 
     var channel: EventChannel<Event> { self.consumer.channel }
 
@@ -102,15 +103,33 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/timedOut`` if no event
     ///   arrived in time, with ``CommunicationError/Code/notRunning`` if the stream finished first;
     ///   `CancellationError` if the task is cancelled.
+    @inlinable
     public func first<C: Clock>(
         timeout: Duration,
         clock: C = ContinuousClock(),
         isolation actor: isolated (any Actor)? = #isolation
     ) async throws -> Event where C.Duration == Duration {
+        // An answer that is already here (a handler answered on the publishing path) needs no timer,
+        // and is taken in the same step that finishes the stream. This part is inlined into the
+        // caller, specialised for its event type (see ``EventChannel``).
+        switch self.consumer.channel.takeFirstAndFinish() {
+        case .some(.some(let event)): return event
+        case .some(.none):
+            try Task.checkCancellation()
+            throw CommunicationError(.notRunning, "the stream finished before an event arrived")
+        case .none: return try await self.waitForFirst(timeout: timeout, clock: clock, isolation: actor)
+        }
+    }
+
+    /// ``first(timeout:clock:isolation:)`` when the answer is not in yet.
+    @usableFromInline
+    func waitForFirst<C: Clock>(
+        timeout: Duration,
+        clock: C,
+        isolation actor: isolated (any Actor)?
+    ) async throws -> Event where C.Duration == Duration {
         let channel = self.channel
         defer { channel.finish() }
-        // An answer that is already here (a handler answered on the publishing path) needs no timer.
-        if let event = channel.nextIfReady() ?? nil { return event }
         let expiry = Expiry()
         let event: Event?
         if C.self == ContinuousClock.self {

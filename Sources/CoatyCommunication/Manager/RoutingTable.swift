@@ -60,26 +60,43 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     }
 
     /// Registers an observer. Returns `.subscribe` when its filter is not subscribed yet.
+    ///
+    /// Every request adds and removes its response filter, so both look each key up once.
     mutating func add(_ id: ObserverID, filter: TopicFilter, kind: RouteKind, receiver: Receiver) -> AddAction {
         self.entries[id] = Entry(id: id, filter: filter, kind: kind, receiver: receiver)
-        if self.observersByFilter[filter] == nil { self.index(filter) }
-        self.observersByFilter[filter, default: []].append(id)
-        return self.isNeeded(filter) && !self.subscribed.contains(filter) ? .subscribe(filter) : .none
+        let isNew = Self.append(id, to: &self.observersByFilter[filter, default: []])
+        if isNew { self.index(filter) }
+        // An observed filter is needed, so only the subscription decides.
+        return self.subscribed.contains(filter) ? .none : .subscribe(filter)
+    }
+
+    /// Appends `id`; returns whether the list was empty.
+    private static func append(_ id: ObserverID, to ids: inout [ObserverID]) -> Bool {
+        ids.append(id)
+        return ids.count == 1
     }
 
     /// Removes an observer. Returns `.unsubscribe` when it was the last one of a subscribed filter.
     mutating func remove(_ id: ObserverID) -> RemoveAction {
         guard let entry = self.entries.removeValue(forKey: id) else { return .none }
-        var ids = self.observersByFilter[entry.filter] ?? []
-        ids.removeAll { $0 == id }
-        if ids.isEmpty {
-            self.observersByFilter[entry.filter] = nil
-            self.unindex(entry.filter)
+        let filter = entry.filter
+        let isLast: Bool
+        if let index = self.observersByFilter.index(forKey: filter) {
+            isLast = Self.remove(id, from: &self.observersByFilter.values[index])
+            if isLast { self.observersByFilter.remove(at: index) }
         } else {
-            self.observersByFilter[entry.filter] = ids
+            isLast = true
         }
-        return !self.isNeeded(entry.filter) && self.subscribed.contains(entry.filter)
-            ? .unsubscribe(entry.filter) : .none
+        guard isLast else { return .none }
+        self.unindex(filter)
+        return !self.permanentFilters.contains(filter) && self.subscribed.contains(filter)
+            ? .unsubscribe(filter) : .none
+    }
+
+    /// Removes `id`; returns whether the list is empty now.
+    private static func remove(_ id: ObserverID, from ids: inout [ObserverID]) -> Bool {
+        ids.removeAll { $0 == id }
+        return ids.isEmpty
     }
 
     /// Removes every observer, returning their entries. Subscriptions are left as they are.
@@ -102,8 +119,9 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func unindex(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            self.filtersByLastLevel[level]?.removeAll { $0 == filter }
-            if self.filtersByLastLevel[level]?.isEmpty == true { self.filtersByLastLevel[level] = nil }
+            guard let index = self.filtersByLastLevel.index(forKey: level) else { return }
+            self.filtersByLastLevel.values[index].removeAll { $0 == filter }
+            if self.filtersByLastLevel.values[index].isEmpty { self.filtersByLastLevel.remove(at: index) }
         } else {
             self.wildcardEndedFilters.removeAll { $0 == filter }
         }
@@ -143,9 +161,8 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// Marks `filter` subscribed if it is needed and not yet subscribed; returns whether the caller
     /// must subscribe it.
     mutating func claimSubscribe(_ filter: TopicFilter) -> Bool {
-        guard self.isNeeded(filter), !self.subscribed.contains(filter) else { return false }
-        self.subscribed.insert(filter)
-        return true
+        guard self.isNeeded(filter) else { return false }
+        return self.subscribed.insert(filter).inserted
     }
 
     /// Undoes ``claimSubscribe(_:)`` after the subscription failed, so it is claimed again.
@@ -156,9 +173,8 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// Marks `filter` unsubscribed if no one needs it any more; returns whether the caller must
     /// unsubscribe it.
     mutating func claimUnsubscribe(_ filter: TopicFilter) -> Bool {
-        guard !self.isNeeded(filter), self.subscribed.contains(filter) else { return false }
-        self.subscribed.remove(filter)
-        return true
+        guard !self.isNeeded(filter) else { return false }
+        return self.subscribed.remove(filter) != nil
     }
 
     /// Undoes ``claimUnsubscribe(_:)`` when the unsubscription could not be handed over.

@@ -3,30 +3,36 @@
 /// The one queue policy used for every bounded buffer of the framework (the communication manager's
 /// offline queue, the broker's per-session queues). Backed by an array with a moving head that is
 /// compacted lazily, so both ends are amortised O(1).
-package struct BoundedQueue<Element> {
-    private var storage: [Element] = []
-    private var head = 0
+///
+/// It is public, and its element operations are `@inlinable`, because the event streams of
+/// `CoatyCommunication` use it in code that is inlined into the app's module
+/// (`EventStream.first(timeout:)`): unspecialised generic code would look up the queue's metadata at
+/// run time on every call, which cost about 1 µs per request (Docs/Benchmarks.md). Apps may use it
+/// too; the bulk operations the framework needs stay `package`.
+public struct BoundedQueue<Element> {
+    @usableFromInline var storage: [Element] = []
+    @usableFromInline var head = 0
 
     /// The most elements held at once.
-    package let capacity: Int
+    public let capacity: Int
 
     /// Creates an empty queue holding at most `capacity` (at least 1) elements.
-    package init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// The number of queued elements.
-    package var count: Int { self.storage.count - self.head }
+    @inlinable public var count: Int { self.storage.count - self.head }
 
     /// Whether the queue is empty.
-    package var isEmpty: Bool { self.count == 0 }
+    @inlinable public var isEmpty: Bool { self.count == 0 }
 
     /// The queued elements, oldest first.
     package var elements: ArraySlice<Element> { self.storage[self.head...] }
 
     /// Appends an element, dropping and returning the oldest one if the queue was full.
     @discardableResult
-    package mutating func append(_ element: Element) -> Element? {
+    @inlinable public mutating func append(_ element: Element) -> Element? {
         var dropped: Element?
         if self.count >= self.capacity { dropped = self.popFirst() }
         self.storage.append(element)
@@ -34,7 +40,7 @@ package struct BoundedQueue<Element> {
     }
 
     /// Removes and returns the oldest element.
-    package mutating func popFirst() -> Element? {
+    @inlinable public mutating func popFirst() -> Element? {
         guard self.head < self.storage.count else { return nil }
         let element = self.storage[self.head]
         self.head += 1

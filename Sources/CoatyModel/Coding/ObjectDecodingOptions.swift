@@ -50,9 +50,14 @@ public struct ObjectDecodingOptions: Sendable {
     /// - Parameter family: The family that chooses the class of each object.
     /// - Returns: User info holding `family` and these options.
     public func userInfo(family: ObjectFamily) -> [CodingUserInfoKey: any Sendable] {
+        [.objectFamily: family, .objectDecodingOptions: self.withFreshScope()]
+    }
+
+    /// These options with the identity scope of a new decode.
+    func withFreshScope() -> ObjectDecodingOptions {
         var options = self
         options.identityScope = IdentityScope(tracking: self.identityTracking)
-        return [.objectFamily: family, .objectDecodingOptions: options]
+        return options
     }
 
     /// The options stored in a decoder's user info, or the defaults (without identity tracking, since

@@ -123,16 +123,27 @@ func encodeDecodeAdvertises() throws -> Double {
 let roundTrips = 1_000
 let roundTripRounds = 9
 
+// The three baselines below share these steps, so that they differ only in what they add.
+
+/// The Call payload, encoded.
+func encodeCall(_ index: Int) throws -> [UInt8] {
+    Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
+}
+
+/// The callee's work: decode the Call payload, answer, encode the Return payload.
+func answerCall(_ call: [UInt8]) throws -> [UInt8] {
+    let parameters = try decoder.decode(CallPayload.self, from: call).parameters
+    return Array(try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!"))))
+}
+
+/// The caller's work on the answer: decode the Return payload.
+func takeReturn(_ result: [UInt8]) throws {
+    _ = try decoder.decode(ReturnPayload.self, from: result)
+}
+
 func encodeDecodeCallReturn() throws -> [Double] {
     try (0..<roundTrips).map { index in
-        try measure {
-            let call = Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
-            let parameters = try decoder.decode(CallPayload.self, from: call).parameters
-            let result = Array(
-                try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!")))
-            )
-            _ = try decoder.decode(ReturnPayload.self, from: result)
-        }
+        try measure { try takeReturn(try answerCall(try encodeCall(index))) }
     }
 }
 
@@ -144,33 +155,35 @@ func encodeDecodeCallReturn() throws -> [Double] {
 let callerID = ObjectID.random()
 let calleeID = ObjectID.random()
 
+func callTopic(_ correlationID: ObjectID) -> String {
+    CoatyTopic(
+        namespace: CoatyTopic.defaultNamespace,
+        code: .call,
+        filter: "com.example.greet",
+        sourceID: callerID,
+        correlationID: correlationID
+    ).formatted
+}
+
+func returnTopic(_ correlationID: ObjectID?) -> String {
+    CoatyTopic(namespace: CoatyTopic.defaultNamespace, code: .return, sourceID: calleeID, correlationID: correlationID)
+        .formatted
+}
+
+/// Parses a received topic and returns its correlation id.
+func correlationID(of topic: String) throws -> ObjectID {
+    guard let correlationID = CoatyTopic(parsing: topic)?.correlationID else { throw BenchmarkError.unparsable(topic) }
+    return correlationID
+}
+
 func encodeDecodeCallReturnEvents() throws -> [Double] {
     try (0..<roundTrips).map { index in
         try measure {
-            let correlationID = ObjectID.random()
-            let callTopic = CoatyTopic(
-                namespace: CoatyTopic.defaultNamespace,
-                code: .call,
-                filter: "com.example.greet",
-                sourceID: callerID,
-                correlationID: correlationID
-            ).formatted
-            let call = Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
-            guard let received = CoatyTopic(parsing: callTopic) else { throw BenchmarkError.unparsable(callTopic) }
-            let parameters = try decoder.decode(CallPayload.self, from: call).parameters
-            let returnTopic = CoatyTopic(
-                namespace: CoatyTopic.defaultNamespace,
-                code: .return,
-                sourceID: calleeID,
-                correlationID: received.correlationID
-            ).formatted
-            let result = Array(
-                try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!")))
-            )
-            guard CoatyTopic(parsing: returnTopic)?.correlationID == correlationID else {
-                throw BenchmarkError.unparsable(returnTopic)
-            }
-            _ = try decoder.decode(ReturnPayload.self, from: result)
+            let sent = ObjectID.random()
+            let call = (topic: callTopic(sent), payload: try encodeCall(index))
+            let answer = (topic: returnTopic(try correlationID(of: call.topic)), payload: try answerCall(call.payload))
+            guard try correlationID(of: answer.topic) == sent else { throw BenchmarkError.unparsable(answer.topic) }
+            try takeReturn(answer.payload)
         }
     }
 }
@@ -186,34 +199,16 @@ func minimalProtocolRoundTrips() throws -> [Double] {
     var outstanding: [ObjectID: Int] = [:]
     return try (0..<roundTrips).map { index in
         try measure {
-            let correlationID = ObjectID.random()
-            let responseFilter = CoatyTopic.subscriptionFilter(.return, namespace: nil, correlationID: correlationID)
-            outstanding[correlationID] = index
-            let callTopic = CoatyTopic(
-                namespace: CoatyTopic.defaultNamespace,
-                code: .call,
-                filter: "com.example.greet",
-                sourceID: callerID,
-                correlationID: correlationID
-            ).formatted
-            let call = Array(try encoder.encode(CallPayload(parameters: ["name": "Ada", "index": .int(index)])))
-            guard calleeFilter.matches(callTopic), let received = CoatyTopic(parsing: callTopic) else {
-                throw BenchmarkError.unparsable(callTopic)
-            }
-            let parameters = try decoder.decode(CallPayload.self, from: call).parameters
-            let returnTopic = CoatyTopic(
-                namespace: CoatyTopic.defaultNamespace,
-                code: .return,
-                sourceID: calleeID,
-                correlationID: received.correlationID
-            ).formatted
-            let result = Array(
-                try encoder.encode(ReturnPayload(result: .string("Hello, \(parameters["name"]?.stringValue ?? "")!")))
-            )
-            guard responseFilter.matches(returnTopic), let answered = CoatyTopic(parsing: returnTopic)?.correlationID,
-                outstanding.removeValue(forKey: answered) != nil
-            else { throw BenchmarkError.unparsable(returnTopic) }
-            _ = try decoder.decode(ReturnPayload.self, from: result)
+            let sent = ObjectID.random()
+            let responseFilter = CoatyTopic.subscriptionFilter(.return, namespace: nil, correlationID: sent)
+            outstanding[sent] = index
+            let call = (topic: callTopic(sent), payload: try encodeCall(index))
+            guard calleeFilter.matches(call.topic) else { throw BenchmarkError.unparsable(call.topic) }
+            let answer = (topic: returnTopic(try correlationID(of: call.topic)), payload: try answerCall(call.payload))
+            guard responseFilter.matches(answer.topic),
+                outstanding.removeValue(forKey: try correlationID(of: answer.topic)) != nil
+            else { throw BenchmarkError.unparsable(answer.topic) }
+            try takeReturn(answer.payload)
         }
     }
 }

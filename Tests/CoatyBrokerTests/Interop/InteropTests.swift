@@ -1,5 +1,6 @@
 import CoatyBroker
 import CoatyTesting
+import Foundation
 import Testing
 
 /// The embedded broker with real third-party clients: mosquitto_pub/mosquitto_sub and paho-mqtt.
@@ -7,6 +8,18 @@ import Testing
 struct InteropTests {
     static let mosquittoPub = "/usr/bin/mosquitto_pub"
     static let mosquittoSub = "/usr/bin/mosquitto_sub"
+
+    /// Fails at once, naming the fix, when mosquitto's clients are missing (`bash Scripts/test.sh`
+    /// installs them): without them a test would wait for a subscription that never comes until the
+    /// suite's time limit.
+    private func requireMosquittoClients() throws {
+        for client in [Self.mosquittoPub, Self.mosquittoSub] {
+            try #require(
+                FileManager.default.isExecutableFile(atPath: client),
+                "\(client) is not installed; bash Scripts/test.sh installs mosquitto-clients"
+            )
+        }
+    }
 
     /// Waits until `clientID` has subscribed, using the broker's event stream.
     private func subscribed(_ clientID: String, in events: BrokerEvents) async {
@@ -18,6 +31,7 @@ struct InteropTests {
 
     @Test(arguments: [0, 1, 2])
     func mosquittoSubReceivesFromMosquittoPub(qos: Int) async throws {
+        try self.requireMosquittoClients()
         try await MQTTBroker.withRunning { broker in
             let events = broker.events()
             let port = "\(broker.port)"
@@ -44,6 +58,7 @@ struct InteropTests {
     }
 
     @Test func mosquittoSubGetsRetainedMessage() async throws {
+        try self.requireMosquittoClients()
         try await MQTTBroker.withRunning { broker in
             let port = "\(broker.port)"
             let publisher = try await runProcess(
@@ -67,6 +82,7 @@ struct InteropTests {
     }
 
     @Test func mosquittoClientsAreRefusedWithWrongCredentials() async throws {
+        try self.requireMosquittoClients()
         let configuration = MQTTBroker.Configuration(credentials: .init(username: "coaty", password: "secret"))
         try await MQTTBroker.withRunning(configuration: configuration) { broker in
             let port = "\(broker.port)"

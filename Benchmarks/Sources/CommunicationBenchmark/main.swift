@@ -2,12 +2,11 @@
 // round-trip latency, each beside the pure encode + decode cost of the same events, measured in the
 // same run. Target: transport and routing add ≤ 25% over encode + decode.
 //
-// The round trip is set beside two baselines: the payloads alone, and the complete events (payloads
-// plus the topics that carry the event type, source and correlation id, formatted and parsed). The
-// target is judged against the complete events, since topic formatting and parsing are the events'
-// coding and neither transport nor routing; a minimal single-threaded round trip is printed as well,
-// which shows that the protocol's own work leaves no room for 1.25× against the payloads alone
-// (Docs/Benchmarks.md).
+// The round trip is set beside three lines: the payloads alone; the complete events (payloads plus
+// the topics that carry the event type, source and correlation id, formatted and parsed), against
+// which the target is judged, since topic formatting and parsing are the events' coding and neither
+// transport nor routing; and a minimal single-threaded round trip under the protocol, which shows how
+// little of the 25 % the protocol's own routing leaves (Docs/Benchmarks.md).
 //
 //   swift run -c release --package-path Benchmarks CommunicationBenchmark
 import CoatyCommunication

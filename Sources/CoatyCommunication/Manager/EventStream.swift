@@ -112,16 +112,12 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
         // An answer that is already here (a handler answered on the publishing path) needs no timer,
         // and is taken in the same step that finishes the stream. This part is inlined into the
         // caller, specialised for its event type (see ``EventChannel``).
-        switch self.consumer.channel.takeFirstAndFinish() {
-        case .some(.some(let event)): return event
-        case .some(.none):
-            try Task.checkCancellation()
-            throw CommunicationError(.notRunning, "the stream finished before an event arrived")
-        case .none: return try await self.waitForFirst(timeout: timeout, clock: clock, isolation: actor)
-        }
+        if case .some(.some(let event)) = self.consumer.channel.takeFirstAndFinish() { return event }
+        return try await self.waitForFirst(timeout: timeout, clock: clock, isolation: actor)
     }
 
-    /// ``first(timeout:clock:isolation:)`` when the answer is not in yet.
+    /// ``first(timeout:clock:isolation:)`` when the answer is not in yet, or the stream has ended
+    /// without one (then ``EventChannel/next(isolation:)`` returns `nil` at once).
     @usableFromInline
     func waitForFirst<C: Clock>(
         timeout: Duration,

@@ -184,9 +184,7 @@ struct EventStreamTests {
         try await withOnlineManagers(count: 1) { managers, bus in
             let clientID = managers[0].clientID
             func channelFilters() -> [String] {
-                bus.state.withLock { state in
-                    state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
-                }.filter { $0.contains("/CHN:") }
+                bus.filters(ofClientID: clientID).map(\.rawValue).filter { $0.contains("/CHN:") }
             }
             do {
                 let stream = try await managers[0].observeChannel("dropped")

@@ -150,9 +150,7 @@ struct HandlerTests {
     }
 
     private static func filters(of clientID: String, on bus: InProcessBus) -> [String] {
-        bus.state.withLock { state in
-            state.sessions.values.first { $0.session.clientID == clientID }?.filters.map(\.rawValue) ?? []
-        }
+        bus.filters(ofClientID: clientID).map(\.rawValue)
     }
 }
 

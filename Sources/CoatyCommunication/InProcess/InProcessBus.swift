@@ -37,10 +37,30 @@ public final class InProcessBus: Sendable {
     }
 
     struct State: Sendable {
-        var sessions: [UInt64: Subscriber] = [:]
+        /// The open connections in the order they connected, which is the order of their ids: a
+        /// message is delivered in that order, and an array is walked without hashing or sorting.
+        var subscribers: [Subscriber] = []
         var retained: [String: TransportMessage] = [:]
         var nextID: UInt64 = 0
         var taps: [UInt64: AsyncStream<TransportMessage>.Continuation] = [:]
+
+        /// The position of the connection with `id`, found by binary search over the ascending ids.
+        func index(of id: UInt64) -> Int? {
+            var low = 0
+            var high = self.subscribers.count
+            while low < high {
+                let middle = (low + high) / 2
+                let candidate = self.subscribers[middle].session.id
+                if candidate == id { return middle }
+                if candidate < id { low = middle + 1 } else { high = middle }
+            }
+            return nil
+        }
+
+        mutating func remove(_ id: UInt64) -> Session? {
+            guard let index = self.index(of: id) else { return nil }
+            return self.subscribers.remove(at: index).session
+        }
     }
 
     let state = Mutex(State())
@@ -50,7 +70,7 @@ public final class InProcessBus: Sendable {
 
     /// The client ids of the open connections, sorted.
     public var clientIDs: [String] {
-        self.state.withLock { $0.sessions.values.map(\.session.clientID).sorted() }
+        self.state.withLock { $0.subscribers.map(\.session.clientID).sorted() }
     }
 
     /// Every message published on the bus from now on, in publication order, including wills:
@@ -76,10 +96,10 @@ public final class InProcessBus: Sendable {
     @discardableResult
     public func dropConnection(clientID: String) -> Bool {
         let session = self.state.withLock { state -> Session? in
-            guard let session = state.sessions.values.first(where: { $0.session.clientID == clientID }) else {
+            guard let index = state.subscribers.firstIndex(where: { $0.session.clientID == clientID }) else {
                 return nil
             }
-            return state.sessions.removeValue(forKey: session.session.id)?.session
+            return state.subscribers.remove(at: index).session
         }
         guard let session else { return false }
         session.closed.fire()
@@ -94,12 +114,12 @@ public final class InProcessBus: Sendable {
     ) -> Session {
         let (session, takenOver) = self.state.withLock { state -> (Session, Session?) in
             var takenOver: Session?
-            if let old = state.sessions.values.first(where: { $0.session.clientID == clientID }) {
-                takenOver = state.sessions.removeValue(forKey: old.session.id)?.session
+            if let index = state.subscribers.firstIndex(where: { $0.session.clientID == clientID }) {
+                takenOver = state.subscribers.remove(at: index).session
             }
             state.nextID += 1
             let session = Session(id: state.nextID, clientID: clientID, will: will, onMessage: onMessage)
-            state.sessions[session.id] = Subscriber(session: session)
+            state.subscribers.append(Subscriber(session: session))
             return (session, takenOver)
         }
         if let takenOver {
@@ -111,7 +131,7 @@ public final class InProcessBus: Sendable {
 
     /// Closes a session. Returns `false` if it was already gone (dropped or taken over).
     func disconnect(_ session: Session, graceful: Bool) -> Bool {
-        let removed = self.state.withLock { $0.sessions.removeValue(forKey: session.id)?.session }
+        let removed = self.state.withLock { $0.remove(session.id) }
         guard let removed else { return false }
         removed.closed.fire()
         if !graceful, let will = removed.will { self.publish(will) }
@@ -120,12 +140,12 @@ public final class InProcessBus: Sendable {
 
     func subscribe(_ session: Session, to filters: [TopicFilter]) throws(TransportError) {
         let retained = try self.state.withLock { state throws(TransportError) -> [TransportMessage] in
-            guard state.sessions[session.id] != nil else {
+            guard let index = state.index(of: session.id) else {
                 throw TransportError(.connectionClosed, "the in-process connection is closed")
             }
-            // Mutated in place, so the filter list is not copied on every subscription.
-            for filter in filters where state.sessions[session.id]?.filters.contains(filter) == false {
-                state.sessions[session.id]?.filters.append(filter)
+            // Mutated in place through the array's element, so the filter list is not copied.
+            for filter in filters where !state.subscribers[index].filters.contains(filter) {
+                state.subscribers[index].filters.append(filter)
             }
             guard !state.retained.isEmpty else { return [] }
             return state.retained.values.filter { message in filters.contains { $0.matches(message.topic) } }
@@ -136,10 +156,17 @@ public final class InProcessBus: Sendable {
 
     func unsubscribe(_ session: Session, from filters: [TopicFilter]) throws(TransportError) {
         try self.state.withLock { state throws(TransportError) in
-            guard state.sessions[session.id] != nil else {
+            guard let index = state.index(of: session.id) else {
                 throw TransportError(.connectionClosed, "the in-process connection is closed")
             }
-            state.sessions[session.id]?.filters.removeAll { filters.contains($0) }
+            state.subscribers[index].filters.removeAll { filters.contains($0) }
+        }
+    }
+
+    /// The filters `clientID`'s connection is subscribed to, in subscription order: for tests.
+    func filters(ofClientID clientID: String) -> [TopicFilter] {
+        self.state.withLock { state in
+            state.subscribers.first { $0.session.clientID == clientID }?.filters ?? []
         }
     }
 
@@ -150,9 +177,10 @@ public final class InProcessBus: Sendable {
     /// - Returns: `false` if `sender` is no longer connected.
     @discardableResult
     func publish(_ message: TransportMessage, from sender: Session? = nil) -> Bool {
-        let delivery = self.state.withLock {
-            state -> (receivers: [Session], taps: [AsyncStream<TransportMessage>.Continuation])? in
-            if let sender, state.sessions[sender.id] == nil { return nil }
+        // Most messages have one receiver (a request's responder, a response's requester): it is
+        // kept apart, so routing such a message allocates no array.
+        let delivery = self.state.withLock { state -> Receivers? in
+            if let sender, state.index(of: sender.id) == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {
                     state.retained[message.topic] = nil
@@ -162,19 +190,32 @@ public final class InProcessBus: Sendable {
                     state.retained[message.topic] = stored
                 }
             }
-            var receivers: [Session] = []
-            for subscriber in state.sessions.values
-            where subscriber.filters.contains(where: { $0.matches(message.topic) }) {
+            var receivers = Receivers()
+            for subscriber in state.subscribers where subscriber.filters.contains(where: { $0.matches(message.topic) })
+            {
                 receivers.append(subscriber.session)
             }
-            if receivers.count > 1 { receivers.sort { $0.id < $1.id } }
-            return (receivers, state.taps.isEmpty ? [] : Array(state.taps.values))
+            if !state.taps.isEmpty { receivers.taps = Array(state.taps.values) }
+            return receivers
         }
         guard let delivery else { return false }
+        for tap in delivery.taps { tap.yield(message) }
+        guard let first = delivery.first else { return true }
         var delivered = message
         delivered.retain = false
-        for tap in delivery.taps { tap.yield(message) }
-        for receiver in delivery.receivers { receiver.onMessage(delivered) }
+        first.onMessage(delivered)
+        for receiver in delivery.others { receiver.onMessage(delivered) }
         return true
+    }
+
+    /// The sessions a message goes to, in connection order, and the taps.
+    struct Receivers {
+        var first: Session?
+        var others: [Session] = []
+        var taps: [AsyncStream<TransportMessage>.Continuation] = []
+
+        mutating func append(_ session: Session) {
+            if self.first == nil { self.first = session } else { self.others.append(session) }
+        }
     }
 }

@@ -24,6 +24,35 @@ struct TopicFilterTests {
         #expect(throws: TopicError.self) { try TopicFilter(filter) }
     }
 
+    /// Each rule names itself, and U+0000 is reported before a misplaced wildcard wherever it is.
+    @Test(arguments: [
+        ("", "a topic must not be empty"),
+        ("a/#/b", "'#' must be a whole level and the last one"), ("a#", "'#' must be a whole level and the last one"),
+        ("#+", "'#' must be a whole level and the last one"), ("+#", "'#' must be a whole level and the last one"),
+        ("sport+", "'+' must fill a whole level"), ("a/b+/c", "'+' must fill a whole level"),
+        ("++", "'+' must fill a whole level"), ("a\u{0}b", "a topic must not contain U+0000"),
+        ("a+/b\u{0}", "a topic must not contain U+0000"), ("#/\u{0}", "a topic must not contain U+0000"),
+    ])
+    func invalidFiltersSayWhy(filter: String, reason: String) {
+        #expect(throws: TopicError(topic: filter, reason: reason)) { try TopicFilter(filter) }
+    }
+
+    @Test func levelsAreClassified() throws {
+        #expect(try TopicFilter("coaty/3/+/RTN/+/c0ffee").lastLiteralLevel == "c0ffee")
+        #expect(try TopicFilter("a/+").lastLiteralLevel == nil)
+        #expect(try TopicFilter("a//").lastLiteralLevel == "")
+        #expect(try TopicFilter("a/#").hasWildcards)
+        #expect(try !TopicFilter("a/b/c").hasWildcards)
+    }
+
+    @Test(arguments: [
+        ("a/+", "a topic name must not contain '+' or '#'"), ("#", "a topic name must not contain '+' or '#'"),
+        ("a\u{0}", "a topic must not contain U+0000"), ("+\u{0}", "a topic must not contain U+0000"),
+    ])
+    func invalidNamesSayWhy(topic: String, reason: String) {
+        #expect(throws: TopicError(topic: topic, reason: reason)) { try TopicName.validate(topic) }
+    }
+
     @Test(arguments: ["", "a/+", "a/#", "a\u{0}"])
     func invalidNamesAreRejected(topic: String) {
         #expect(!TopicName.isValid(topic))

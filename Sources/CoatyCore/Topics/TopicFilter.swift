@@ -33,29 +33,53 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``TopicError`` if the filter is empty, longer than 65,535 UTF-8 bytes, contains U+0000,
     ///   or uses `+`/`#` other than as a whole level (`#` only last).
     public init(_ rawValue: String) throws(TopicError) {
-        try TopicRules.checkCommon(rawValue)
-        let bytes = Array(rawValue.utf8)
-        var levels: [Level] = []
-        levels.reserveCapacity(bytes.count { $0 == UInt8(ascii: "/") } + 1)
-        var start = 0
-        while true {
-            var end = start
-            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
-            let level = bytes[start..<end]
-            if level.contains(UInt8(ascii: "#")) {
-                guard level.count == 1, end == bytes.count else {
-                    throw TopicError(topic: rawValue, reason: "'#' must be a whole level and the last one")
-                }
-                levels.append(.anyRemainingLevels)
-            } else if level.contains(UInt8(ascii: "+")) {
-                guard level.count == 1 else { throw TopicError(topic: rawValue, reason: "'+' must fill a whole level") }
-                levels.append(.anyLevel)
-            } else {
-                levels.append(.literal(start..<end))
-            }
-            if end == bytes.count { break }
-            start = end + 1
+        try TopicRules.checkLength(rawValue)
+        // One pass over the bytes classifies the levels and finds what is not allowed: every request
+        // builds its response filter, so this runs once per request.
+        var text = rawValue
+        let bytes = text.withUTF8 { Array($0) }
+        func failure(_ reason: String) -> TopicError {
+            // The checks keep their order of precedence: U+0000 anywhere is reported first.
+            bytes.contains(0)
+                ? TopicError(topic: rawValue, reason: "a topic must not contain U+0000")
+                : TopicError(topic: rawValue, reason: reason)
         }
+        var levels: [Level] = []
+        levels.reserveCapacity(8)
+        var start = 0
+        var index = 0
+        var hasHash = false
+        var hasPlus = false
+        var hasNUL = false
+        while true {
+            let byte = index < bytes.count ? bytes[index] : UInt8(ascii: "/")
+            if byte == UInt8(ascii: "/") {
+                let isWhole = index - start == 1
+                if hasHash {
+                    guard isWhole, index == bytes.count else {
+                        throw failure("'#' must be a whole level and the last one")
+                    }
+                    levels.append(.anyRemainingLevels)
+                } else if hasPlus {
+                    guard isWhole else { throw failure("'+' must fill a whole level") }
+                    levels.append(.anyLevel)
+                } else {
+                    levels.append(.literal(start..<index))
+                }
+                if index == bytes.count { break }
+                start = index + 1
+                hasHash = false
+                hasPlus = false
+            } else if byte == UInt8(ascii: "#") {
+                hasHash = true
+            } else if byte == UInt8(ascii: "+") {
+                hasPlus = true
+            } else if byte == 0 {
+                hasNUL = true
+            }
+            index += 1
+        }
+        if hasNUL { throw failure("") }
         self.rawValue = rawValue
         self.bytes = bytes
         self.levels = levels

@@ -130,6 +130,42 @@ struct RoutingTableTests {
         _ = table.add(ids[2], filter: try TopicFilter("a/b"), kind: .raw, receiver: "third")
         #expect(table.receivers(of: "a/b").map(\.receiver) == ["first", "second", "third"])
     }
+
+    /// Several observers of one filter, removed first-registered first: the rest keep their order and
+    /// their subscription until the last one goes.
+    @Test func observersOfOneFilterLeaveInAnyOrder() throws {
+        var table = Table()
+        let filter = try TopicFilter("coaty/3/+/RTN/+/c1")
+        let ids = (0..<3).map { _ in table.makeID() }
+        for (id, name) in zip(ids, ["a", "b", "c"]) { _ = table.add(id, filter: filter, kind: .coaty, receiver: name) }
+        _ = table.connected()
+        #expect(table.remove(ids[0]) == .none)
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").map(\.receiver) == ["b", "c"])
+        #expect(table.remove(ids[2]) == .none)
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").map(\.receiver) == ["b"])
+        #expect(table.remove(ids[1]) == .unsubscribe(filter))
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").isEmpty)
+    }
+}
+
+struct InlineListTests {
+    @Test func keepsOrderWhileElementsComeAndGo() {
+        func elements(_ list: InlineList<Int>) -> [Int] {
+            var result: [Int] = []
+            list.forEach { result.append($0) }
+            return result
+        }
+        var list = InlineList(1)
+        list.append(2)
+        list.append(3)
+        #expect(elements(list) == [1, 2, 3])
+        var emptied = [list.removeAll(1)]
+        #expect(elements(list) == [2, 3])
+        emptied += [list.removeAll(3), list.removeAll(7)]
+        #expect(elements(list) == [2])
+        emptied.append(list.removeAll(2))
+        #expect(emptied == [false, false, false, true])
+    }
 }
 
 struct CoatyTopicTests {

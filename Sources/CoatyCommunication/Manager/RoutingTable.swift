@@ -29,12 +29,12 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private(set) var entries: [ObserverID: Entry] = [:]
     /// Observers per filter, in registration order.
-    private(set) var observersByFilter: [TopicFilter: [ObserverID]] = [:]
+    private(set) var observersByFilter: [TopicFilter: InlineList<ObserverID>] = [:]
     /// The observed filters that end in a literal level (a request's response filter ends in its
     /// correlation id), by that level: an inbound topic can only match those whose last level is
     /// its own, so ``receivers(of:)`` looks them up instead of matching each one. With many requests
     /// outstanding this keeps routing a message from growing with their number.
-    private var filtersByLastLevel: [Substring: [TopicFilter]] = [:]
+    private var filtersByLastLevel: [Substring: InlineList<TopicFilter>] = [:]
     /// The observed filters that end in a wildcard, matched against every inbound topic.
     private var wildcardEndedFilters: [TopicFilter] = []
     /// Filters that are always subscribed (built-in responders), with no observer entry.
@@ -64,16 +64,14 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// Every request adds and removes its response filter, so both look each key up once.
     mutating func add(_ id: ObserverID, filter: TopicFilter, kind: RouteKind, receiver: Receiver) -> AddAction {
         self.entries[id] = Entry(id: id, filter: filter, kind: kind, receiver: receiver)
-        let isNew = Self.append(id, to: &self.observersByFilter[filter, default: []])
-        if isNew { self.index(filter) }
+        if let index = self.observersByFilter.index(forKey: filter) {
+            self.observersByFilter.values[index].append(id)
+        } else {
+            self.observersByFilter[filter] = InlineList(id)
+            self.index(filter)
+        }
         // An observed filter is needed, so only the subscription decides.
         return self.subscribed.contains(filter) ? .none : .subscribe(filter)
-    }
-
-    /// Appends `id`; returns whether the list was empty.
-    private static func append(_ id: ObserverID, to ids: inout [ObserverID]) -> Bool {
-        ids.append(id)
-        return ids.count == 1
     }
 
     /// Removes an observer. Returns `.unsubscribe` when it was the last one of a subscribed filter.
@@ -82,7 +80,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         let filter = entry.filter
         let isLast: Bool
         if let index = self.observersByFilter.index(forKey: filter) {
-            isLast = Self.remove(id, from: &self.observersByFilter.values[index])
+            isLast = self.observersByFilter.values[index].removeAll(id)
             if isLast { self.observersByFilter.remove(at: index) }
         } else {
             isLast = true
@@ -91,12 +89,6 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         self.unindex(filter)
         return !self.permanentFilters.contains(filter) && self.subscribed.contains(filter)
             ? .unsubscribe(filter) : .none
-    }
-
-    /// Removes `id`; returns whether the list is empty now.
-    private static func remove(_ id: ObserverID, from ids: inout [ObserverID]) -> Bool {
-        ids.removeAll { $0 == id }
-        return ids.isEmpty
     }
 
     /// Removes every observer, returning their entries. Subscriptions are left as they are.
@@ -111,7 +103,11 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func index(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            self.filtersByLastLevel[level, default: []].append(filter)
+            if let index = self.filtersByLastLevel.index(forKey: level) {
+                self.filtersByLastLevel.values[index].append(filter)
+            } else {
+                self.filtersByLastLevel[level] = InlineList(filter)
+            }
         } else {
             self.wildcardEndedFilters.append(filter)
         }
@@ -120,8 +116,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     private mutating func unindex(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
             guard let index = self.filtersByLastLevel.index(forKey: level) else { return }
-            self.filtersByLastLevel.values[index].removeAll { $0 == filter }
-            if self.filtersByLastLevel.values[index].isEmpty { self.filtersByLastLevel.remove(at: index) }
+            if self.filtersByLastLevel.values[index].removeAll(filter) { self.filtersByLastLevel.remove(at: index) }
         } else {
             self.wildcardEndedFilters.removeAll { $0 == filter }
         }
@@ -187,21 +182,20 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
         let isIOValue = isCoaty && Self.isIOValueTopic(topic)
         var result: [Entry] = []
-        func collect(_ filters: [TopicFilter]) {
-            for filter in filters where filter.matches(topic) {
-                for id in self.observersByFilter[filter] ?? [] {
-                    guard let entry = self.entries[id] else { continue }
-                    switch entry.kind {
-                    case .coaty: if isCoaty { result.append(entry) }
-                    case .raw: if !isCoaty || isIOValue { result.append(entry) }
-                    case .ioValue: if filter.rawValue == topic { result.append(entry) }
-                    }
+        func collect(_ filter: TopicFilter) {
+            guard filter.matches(topic), let ids = self.observersByFilter[filter] else { return }
+            ids.forEach { id in
+                guard let entry = self.entries[id] else { return }
+                switch entry.kind {
+                case .coaty: if isCoaty { result.append(entry) }
+                case .raw: if !isCoaty || isIOValue { result.append(entry) }
+                case .ioValue: if filter.rawValue == topic { result.append(entry) }
                 }
             }
         }
-        collect(self.wildcardEndedFilters)
+        for filter in self.wildcardEndedFilters { collect(filter) }
         if !self.filtersByLastLevel.isEmpty, let candidates = self.filtersByLastLevel[Self.lastLevel(of: topic)] {
-            collect(candidates)
+            candidates.forEach(collect)
         }
         if result.count > 1 { result.sort { $0.id < $1.id } }
         return result
@@ -242,5 +236,38 @@ extension Array where Element: Hashable {
     func uniqued() -> [Element] {
         var seen: Set<Element> = []
         return self.filter { seen.insert($0).inserted }
+    }
+}
+
+/// A list that keeps its first element inline.
+///
+/// Most filters have one observer, and most last levels one filter (a request's correlation id), so
+/// registering and releasing a request's response route allocates no array.
+struct InlineList<Element: Equatable & Sendable>: Sendable {
+    private var first: Element
+    private var rest: [Element] = []
+
+    init(_ element: Element) {
+        self.first = element
+    }
+
+    mutating func append(_ element: Element) {
+        self.rest.append(element)
+    }
+
+    /// Removes every occurrence of `element`. Returns `true` if nothing is left, and the list must
+    /// then be discarded.
+    mutating func removeAll(_ element: Element) -> Bool {
+        self.rest.removeAll { $0 == element }
+        guard self.first == element else { return false }
+        guard !self.rest.isEmpty else { return true }
+        self.first = self.rest.removeFirst()
+        return false
+    }
+
+    /// Calls `body` with each element, in order.
+    func forEach(_ body: (Element) throws -> Void) rethrows {
+        try body(self.first)
+        for element in self.rest { try body(element) }
     }
 }

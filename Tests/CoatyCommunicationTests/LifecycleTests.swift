@@ -151,6 +151,34 @@ struct LifecycleTests {
         }
     }
 
+    /// A request made before its manager runs keeps its response subscription for the connect, which
+    /// subscribes it before the queued request goes out, so the answer is not missed.
+    @Test func aRequestMadeWhileOfflineIsAnsweredOnceOnline() async throws {
+        try await withOnlineManagers(count: 1) { managers, bus in
+            let callee = managers[0]
+            let registration = try await callee.handleCalls("com.example.echo") { call in
+                try call.returnResult(call.parameter(named: "text") ?? nil)
+            }
+            defer { registration.cancel() }
+            let caller = CommunicationManager(
+                transport: InProcessTransport(bus: bus),
+                configuration: .init(identity: Identity(name: "late caller"))
+            )
+            let returns = try await caller.call(
+                CallEvent(operation: "com.example.echo", parameters: ["text": "queued"])
+            )
+            #expect(caller.communicationState == .offline)
+            let states = caller.observeCommunicationState()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await caller.run() }
+                _ = await states.first { $0 == .online }
+                #expect(try await returns.first(timeout: .seconds(5)).result == "queued")
+                caller.finish()
+                try await group.waitForAll()
+            }
+        }
+    }
+
     @Test func runTwiceConcurrentlyIsAnError() async throws {
         try await withOnlineManagers(count: 1) { managers, _ in
             await #expect { try await managers[0].run() } throws: {

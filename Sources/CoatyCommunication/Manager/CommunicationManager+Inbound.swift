@@ -93,15 +93,27 @@ extension CommunicationManager {
     /// A message the connection cannot take without waiting, or refuses with an error, is queued with
     /// everything after it, so the send loop publishes it (or reports its error) in order.
     func enqueue(_ messages: [TransportMessage], directly: Bool = false) {
-        var start = messages.startIndex
         if directly, let connection = self.state.withLock({ $0.directPublishConnection }) {
-            while start < messages.endIndex, (try? connection.publishWithoutWaiting(messages[start])) == true {
-                start += 1
-            }
-            if start == messages.endIndex { return }
+            self.enqueue(messages, on: connection)
+        } else {
+            self.enqueue(messages[...])
         }
+    }
+
+    /// Publishes messages on `connection`, taken as `ManagerState.directPublishConnection`, from the
+    /// calling task; queues the first it cannot take without waiting, and everything after it.
+    func enqueue(_ messages: [TransportMessage], on connection: any TransportConnection) {
+        var start = messages.startIndex
+        while start < messages.endIndex, (try? connection.publishWithoutWaiting(messages[start])) == true {
+            start += 1
+        }
+        if start < messages.endIndex { self.enqueue(messages[start...]) }
+    }
+
+    /// Queues messages for ``run()``, reporting any dropped from a full outbox.
+    private func enqueue(_ messages: ArraySlice<TransportMessage>) {
         let dropped = self.state.withLock { state -> [TransportMessage] in
-            messages[start...].compactMap { state.outbox.append($0) }
+            messages.compactMap { state.outbox.append($0) }
         }
         for message in dropped {
             self.report(
@@ -115,33 +127,149 @@ extension CommunicationManager {
         self.doorbell.ring()
     }
 
-    /// Registers an observation of a route; see ``observe(filter:kind:isResponse:_:)``.
+    /// Registers an observation of a route; see ``observe(filter:kind:_:)``.
     func observe<Event: Sendable>(_ route: EventRoute<Event>) async -> EventStream<Event> {
         await self.observe(filter: route.filter, route.select)
     }
 
     /// Registers an observation and returns once its subscription is in place (when online) or
     /// registered for the next connect (when offline).
-    ///
-    /// - Parameter isResponse: The filters are a request's response filters (one correlation id each),
-    ///   and the request is published right after this returns: their subscription may be handed to
-    ///   the connection without waiting for its confirmation (see ``subscribe(_:forResponses:)``), and
-    ///   releasing them may wait for a batch (see ``removeObservers(_:deferringUnsubscribe:)``).
     func observe<Event: Sendable>(
         filter: TopicFilter,
         kind: RouteKind = .coaty,
-        isResponse: Bool = false,
         _ transform: @escaping @Sendable (Delivery) -> Event?
     ) async -> EventStream<Event> {
-        await self.observe(filters: [filter], kind: kind, isResponse: isResponse, transform).stream
+        await self.observe(filters: [filter], kind: kind, transform).stream
     }
 
     func observe<Event: Sendable>(
         filters: [TopicFilter],
         kind: RouteKind = .coaty,
-        isResponse: Bool = false,
         _ transform: @escaping @Sendable (Delivery) -> Event?
     ) async -> (stream: EventStream<Event>, continuation: EventStream<Event>.Continuation) {
+        let (stream, continuation, receiver) = self.makeObservation(transform)
+        let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
+        continuation.onTermination { [weak self] in self?.removeObservers(ids) }
+        await self.subscribe(toSubscribe)
+        return (stream, continuation)
+    }
+
+    /// Observes a request's responses, then publishes the request, and returns the responses' stream.
+    ///
+    /// The response filters (one correlation id each) are subscribed before the request is
+    /// published, so no response is missed. While online and idle this all happens from the calling
+    /// task, with one lock: the routes are added, their subscriptions claimed and handed to the
+    /// connection without waiting for its confirmation (it goes out ahead of the request, so it is in
+    /// place before any response can exist; see ``TransportConnection/subscribeWithoutWaiting(to:)``),
+    /// and the connection to publish on taken. Otherwise each step falls back to what
+    /// ``subscribe(_:forResponses:)`` and ``enqueue(_:directly:)`` do. Releasing the response
+    /// filters may wait for a batch (see ``removeObservers(_:deferringUnsubscribe:)``).
+    func request<Event: Sendable>(
+        _ messages: [TransportMessage],
+        responseFilters filters: [TopicFilter],
+        _ transform: @escaping @Sendable (Delivery) -> Event?
+    ) async -> EventStream<Event> {
+        let (stream, continuation, receiver) = self.makeObservation(transform)
+        let registration = self.state.withLock { state in
+            var registration = RequestRegistration(publishConnection: state.directPublishConnection)
+            for filter in filters {
+                let id = state.routing.makeID()
+                registration.ids.append(id)
+                guard
+                    case .subscribe(let filter) = state.routing.add(
+                        id,
+                        filter: filter,
+                        kind: .coaty,
+                        receiver: receiver
+                    )
+                else { continue }
+                if let connection = state.directSubscribeConnection(for: filter) {
+                    // Claimed unless it is already being subscribed (a reused correlation id).
+                    if state.routing.claimSubscribe(filter) {
+                        registration.claimed.append(filter)
+                        registration.subscribeConnection = connection
+                    }
+                } else {
+                    registration.queued.append(filter)
+                }
+            }
+            return registration
+        }
+        let ids = registration.ids
+        continuation.onTermination { [weak self] in self?.removeObservers(ids, deferringUnsubscribe: true) }
+        var toSubscribe = registration.queued
+        // The connection taken under the lock serves only if nothing suspended since.
+        var publishConnection = registration.publishConnection
+        if let connection = registration.subscribeConnection {
+            switch await self.subscribeClaimed(registration.claimed, on: connection) {
+            case .handedOver:
+                break
+            case .confirmed:
+                publishConnection = nil
+            case .failed:
+                toSubscribe = registration.claimed + toSubscribe
+            }
+        }
+        if !toSubscribe.isEmpty {
+            await self.subscribe(toSubscribe, forResponses: true)
+            publishConnection = nil
+        }
+        if let publishConnection {
+            self.enqueue(messages, on: publishConnection)
+        } else {
+            self.enqueue(messages, directly: true)
+        }
+        return stream
+    }
+
+    /// What ``request(_:responseFilters:_:)`` registered under the lock.
+    private struct RequestRegistration {
+        var ids: [ObserverID] = []
+        /// Response filters claimed for subscribing on `subscribeConnection` from the calling task.
+        var claimed: [TopicFilter] = []
+        var subscribeConnection: (any TransportConnection)?
+        /// Response filters that have to wait for the send loop.
+        var queued: [TopicFilter] = []
+        /// The connection to publish the request on from the calling task, if it may.
+        let publishConnection: (any TransportConnection)?
+
+        init(publishConnection: (any TransportConnection)?) {
+            self.publishConnection = publishConnection
+        }
+    }
+
+    /// How ``subscribeClaimed(_:on:)`` went.
+    private enum ClaimedSubscription {
+        /// Handed to the connection without suspending.
+        case handedOver
+        /// Subscribed after waiting for the connection's confirmation.
+        case confirmed
+        /// Failed: the claims are released, and the filters have to be queued for the send loop.
+        case failed
+    }
+
+    /// Subscribes claimed response filters on `connection`, without waiting for its confirmation when
+    /// it can take them so.
+    private func subscribeClaimed(
+        _ filters: [TopicFilter],
+        on connection: any TransportConnection
+    ) async -> ClaimedSubscription {
+        do {
+            if try connection.subscribeWithoutWaiting(to: filters) { return .handedOver }
+            try await connection.subscribe(to: filters)
+            return .confirmed
+        } catch {
+            self.state.withLock { state in
+                for filter in filters { state.routing.releaseSubscribeClaim(filter) }
+            }
+            return .failed
+        }
+    }
+
+    /// A stream, its producer's side, and the routing-table receiver that feeds it through `transform`.
+    private func makeObservation<Event: Sendable>(
+        _ transform: @escaping @Sendable (Delivery) -> Event?
+    ) -> (stream: EventStream<Event>, continuation: EventStream<Event>.Continuation, receiver: ObserverReceiver) {
         let (stream, continuation) = EventStream<Event>.makeStream(
             bufferingNewest: self.configuration.observerBufferSize
         )
@@ -160,10 +288,7 @@ extension CommunicationManager {
             },
             finish: { continuation.finish() }
         )
-        let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
-        continuation.onTermination { [weak self] in self?.removeObservers(ids, deferringUnsubscribe: isResponse) }
-        await self.subscribe(toSubscribe, forResponses: isResponse)
-        return (stream, continuation)
+        return (stream, continuation, receiver)
     }
 
     /// Adds one routing entry per filter for `receiver`. Returns their ids and the filters that are not

@@ -42,8 +42,10 @@ extension CommunicationManager {
         _ map: @escaping @Sendable (ResolveEvent) -> Event?
     ) async throws -> EventStream<Event> {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.resolve, correlationID: correlationID), isResponse: true) {
-            [weak self] delivery -> Event? in
+        return await self.request(
+            [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],
+            responseFilters: [self.filter(.resolve, correlationID: correlationID)]
+        ) { [weak self] delivery -> Event? in
             guard case .resolve(let resolve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: resolve) {
                 self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
@@ -51,11 +53,6 @@ extension CommunicationManager {
             }
             return map(resolve)
         }
-        self.enqueue(
-            [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],
-            directly: true
-        )
-        return stream
     }
 }
 
@@ -88,9 +85,10 @@ extension CommunicationManager {
         -> EventStream<RetrieveEvent>
     {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.retrieve, correlationID: correlationID), isResponse: true)
-        {
-            [weak self] delivery -> RetrieveEvent? in
+        return await self.request(
+            [TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)],
+            responseFilters: [self.filter(.retrieve, correlationID: correlationID)]
+        ) { [weak self] delivery -> RetrieveEvent? in
             guard case .retrieve(let retrieve)? = delivery.event else { return nil }
             if let reason = event.rejectionReason(for: retrieve) {
                 self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
@@ -98,11 +96,6 @@ extension CommunicationManager {
             }
             return retrieve
         }
-        self.enqueue(
-            [TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)],
-            directly: true
-        )
-        return stream
     }
 
     // MARK: Update - Complete
@@ -152,25 +145,22 @@ extension CommunicationManager {
             requests.append((CoatyTopic.objectTypeFilter(event.object.objectType), objectTypeCorrelationID))
         }
         requests.append((event.object.coreType.rawValue, correlationID))
-        let filters = requests.map { self.filter(.complete, correlationID: $0.correlationID) }
-        let stream = await self.observe(filters: filters, isResponse: true) { [weak self] delivery -> CompleteEvent? in
-            guard case .complete(let complete)? = delivery.event else { return nil }
-            if let reason = event.rejectionReason(for: complete) {
-                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
-                return nil
-            }
-            return complete
-        }.stream
-        self.enqueue(
+        return await self.request(
             requests.map { request in
                 TransportMessage(
                     topic: self.topic(.update, filter: request.filter, correlationID: request.correlationID).formatted,
                     payload: payload
                 )
             },
-            directly: true
-        )
-        return stream
+            responseFilters: requests.map { self.filter(.complete, correlationID: $0.correlationID) }
+        ) { [weak self] delivery -> CompleteEvent? in
+            guard case .complete(let complete)? = delivery.event else { return nil }
+            if let reason = event.rejectionReason(for: complete) {
+                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+                return nil
+            }
+            return complete
+        }
     }
 
     // MARK: Call - Return
@@ -213,20 +203,17 @@ extension CommunicationManager {
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
     public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
         let payload = try EventCoding.encode(event.payload)
-        let stream = await self.observe(filter: self.filter(.return, correlationID: correlationID), isResponse: true) {
-            delivery -> ReturnEvent? in
-            guard case .return(let returnEvent)? = delivery.event else { return nil }
-            return returnEvent
-        }
-        self.enqueue(
+        return await self.request(
             [
                 TransportMessage(
                     topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted,
                     payload: payload
                 )
             ],
-            directly: true
-        )
-        return stream
+            responseFilters: [self.filter(.return, correlationID: correlationID)]
+        ) { delivery -> ReturnEvent? in
+            guard case .return(let returnEvent)? = delivery.event else { return nil }
+            return returnEvent
+        }
     }
 }

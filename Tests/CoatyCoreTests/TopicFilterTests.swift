@@ -1,4 +1,5 @@
 import CoatyCore
+import Foundation
 import Testing
 
 struct TopicFilterTests {
@@ -13,10 +14,51 @@ struct TopicFilterTests {
         ("#", "$SYS/x", false), ("+/x", "$SYS/x", false), ("$SYS/#", "$SYS/x", true),
         ("coaty/3/+/ADV::com.example.Sensor/+", "coaty/3/-/ADV::com.example.Sensor/1b2c", true),
         ("coaty/3/+/DSC/+/+", "coaty/3/-/DSC/1b2c", false), ("a/#", "a", true),
-        ("caf\u{e9}", "cafe\u{301}", false),
+        ("caf\u{e9}", "cafe\u{301}", false), ("a/+", "a", false), ("a/#", "ab", false), ("a/b/#", "a/b", true),
+        ("a/b/#", "a/c", false), ("a/b/+", "a/b", false), ("a/b/+", "a/b/", true),
+        ("coaty/3/-/RTN/+/c1", "coaty/3/-/RTN/src/c1", true), ("coaty/3/-/RTN/+/c1", "coaty/3/-/RTNX/src/c1", false),
+        ("coaty/3/-/RTN/+/c1", "coaty/3/-/RTN", false),
     ])
     func matching(filter: String, topic: String, matches: Bool) throws {
         #expect(try TopicFilter(filter).matches(topic) == matches)
+    }
+
+    /// Every filter and topic built from a few levels agrees with matching level by level, as the
+    /// standard describes it.
+    @Test func matchingAgreesWithTheStandardsDefinition() throws {
+        let topicLevels = ["a", "b", "", "$x"]
+        let filterLevels = ["a", "b", "", "+", "#", "$x"]
+        func combinations(_ levels: [String], upTo count: Int) -> [[String]] {
+            (1...count).flatMap { length in
+                (0..<Int(pow(Double(levels.count), Double(length)))).map { number in
+                    var number = number
+                    return (0..<length).map { _ in
+                        defer { number /= levels.count }
+                        return levels[number % levels.count]
+                    }
+                }
+            }
+        }
+        func standard(_ filter: [String], _ topic: [String]) -> Bool {
+            if topic[0].hasPrefix("$"), filter[0] == "+" || filter[0] == "#" { return false }
+            for (index, level) in filter.enumerated() {
+                if level == "#" { return true }
+                guard index < topic.count else { return false }
+                if level != "+", level != topic[index] { return false }
+            }
+            return filter.count == topic.count
+        }
+        let topics = combinations(topicLevels, upTo: 3).filter { $0 != [""] }
+        for filter in combinations(filterLevels, upTo: 3) {
+            guard let parsed = try? TopicFilter(filter.joined(separator: "/")) else {
+                #expect(filter == [""] || filter.dropLast().contains("#"), "\(filter) was refused")
+                continue
+            }
+            for topic in topics {
+                let (text, expected) = (topic.joined(separator: "/"), standard(filter, topic))
+                #expect(parsed.matches(text) == expected, "\(parsed) against \(text)")
+            }
+        }
     }
 
     @Test(arguments: ["", "a/#/b", "a#", "sport+", "a/b+/c", "a\u{0}b"])

@@ -4,14 +4,43 @@
 /// without Unicode normalisation [MQTT-4.7.3-4]. Empty levels count (`"a//b"` has three levels), and
 /// filters that start with a wildcard do not match topics that start with `$` [MQTT-4.7.2-1].
 public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
+    /// Everything about the filter, computed once and shared by its copies: a filter is copied into
+    /// routing entries, sets and dictionaries, and a copy then costs one reference count instead of
+    /// three.
+    @usableFromInline let storage: Storage
+
     /// The filter as written.
-    public let rawValue: String
-    /// The filter's UTF-8 bytes, which ``Level/literal(_:)`` ranges point into.
-    @usableFromInline let bytes: [UInt8]
-    @usableFromInline let levels: [Level]
-    /// The text's hash value, computed once: a filter is a key in several sets and dictionaries of
-    /// the routing table, and each request's response filter is looked up about fifteen times.
-    private let textHash: Int
+    public var rawValue: String { self.storage.rawValue }
+
+    @usableFromInline final class Storage: Sendable {
+        let rawValue: String
+        /// The filter's UTF-8 bytes, which ``Level/literal(_:)`` ranges point into.
+        @usableFromInline let bytes: [UInt8]
+        @usableFromInline let levels: [Level]
+        /// When the filter has a wildcard: the number of literal levels before the first one, and
+        /// the length in bytes of those levels with their slashes (`"coaty/3/-/RTN/"` for
+        /// `"coaty/3/-/RTN/+/c1"`). A topic that does not start with these bytes cannot match, which
+        /// ``TopicFilter/matches(bytes:)`` finds with one comparison. `0` and `0` without a wildcard.
+        @usableFromInline let literalPrefixLevels: Int
+        @usableFromInline let literalPrefixCount: Int
+        /// The text's hash value, computed once: a filter is a key in several sets and dictionaries
+        /// of the routing table, and each request's response filter is looked up about ten times.
+        let textHash: Int
+
+        init(rawValue: String, bytes: [UInt8], levels: [Level]) {
+            self.rawValue = rawValue
+            self.bytes = bytes
+            self.levels = levels
+            let prefixLevels = levels.firstIndex { $0.isWildcard } ?? 0
+            self.literalPrefixLevels = prefixLevels
+            if prefixLevels > 0, case .literal(let range) = levels[prefixLevels - 1] {
+                self.literalPrefixCount = range.upperBound + 1
+            } else {
+                self.literalPrefixCount = 0
+            }
+            self.textHash = rawValue.hashValue
+        }
+    }
 
     /// One level of a filter, classified once so matching compares no wildcard bytes.
     @usableFromInline enum Level: Sendable {
@@ -80,26 +109,24 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             index += 1
         }
         if hasNUL { throw failure("") }
-        self.rawValue = rawValue
-        self.bytes = bytes
-        self.levels = levels
-        self.textHash = rawValue.hashValue
+        self.storage = Storage(rawValue: rawValue, bytes: bytes, levels: levels)
     }
 
     // Equality and hashing use the text alone: the levels are derived from it. Hashing feeds the
     // text's hash value, computed once at init, instead of every byte on every lookup.
     public static func == (lhs: TopicFilter, rhs: TopicFilter) -> Bool {
-        lhs.textHash == rhs.textHash && lhs.rawValue == rhs.rawValue
+        lhs.storage === rhs.storage
+            || (lhs.storage.textHash == rhs.storage.textHash && lhs.storage.rawValue == rhs.storage.rawValue)
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(self.textHash) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.storage.textHash) }
 
     /// The text of the last level if it is not a wildcard, else `nil`.
     ///
     /// Such a filter matches only topics whose last level is this text, so routing tables can index
     /// filters by it instead of matching each against every topic.
     package var lastLiteralLevel: Substring? {
-        guard case .literal(let range)? = self.levels.last else { return nil }
+        guard case .literal(let range)? = self.storage.levels.last else { return nil }
         let utf8 = self.rawValue.utf8
         let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
         let end = utf8.index(start, offsetBy: range.count)
@@ -108,7 +135,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the filter contains `+` or `#`.
     public var hasWildcards: Bool {
-        self.levels.contains { $0.isWildcard }
+        self.storage.literalPrefixCount > 0 || self.storage.levels.first?.isWildcard == true
     }
 
     /// Whether a topic name matches this filter.
@@ -127,33 +154,55 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
     @inlinable
     public func matches<Bytes: Collection<UInt8>>(bytes topic: Bytes) -> Bool where Bytes.Index == Int {
         let slash = UInt8(ascii: "/")
-        if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = self.levels.first,
+        let storage = self.storage
+        let levels = storage.levels
+        var start = topic.startIndex
+        var levelIndex = 0
+        let prefixCount = storage.literalPrefixCount
+        if prefixCount > 0 {
+            // Compare the literal levels before the first wildcard in one go. A topic one byte shorter
+            // than them can still match a filter that ends in "/#" right there ("a/#" matches "a").
+            let topicCount = topic.count
+            guard topicCount >= prefixCount - 1 else { return false }
+            let compared = Swift.min(prefixCount, topicCount)
+            var index = 0
+            while index < compared {
+                guard storage.bytes[index] == topic[start + index] else { return false }
+                index += 1
+            }
+            if topicCount < prefixCount {
+                guard storage.literalPrefixLevels == levels.count - 1, case .anyRemainingLevels = levels.last else {
+                    return false
+                }
+                return true
+            }
+            start += prefixCount
+            levelIndex = storage.literalPrefixLevels
+        } else if let first = topic.first, first == UInt8(ascii: "$"), let firstLevel = levels.first,
             firstLevel.isWildcard
         {
             return false
         }
-        var start = topic.startIndex
-        var levelIndex = 0
         while true {
             // The current topic level runs from `start` to the next '/' or the end.
             var end = start
             while end < topic.endIndex, topic[end] != slash { end += 1 }
-            guard levelIndex < self.levels.count else { return false }
-            switch self.levels[levelIndex] {
+            guard levelIndex < levels.count else { return false }
+            switch levels[levelIndex] {
             case .anyRemainingLevels:
                 return true
             case .anyLevel:
                 break
             case .literal(let range):
-                guard range.count == end - start, self.bytes[range].elementsEqual(topic[start..<end]) else {
+                guard range.count == end - start, storage.bytes[range].elementsEqual(topic[start..<end]) else {
                     return false
                 }
             }
             levelIndex += 1
             if end == topic.endIndex {
                 // Topic exhausted: match if the filter is too, or continues with a lone "#" ("a/#" matches "a").
-                guard levelIndex < self.levels.count else { return true }
-                if levelIndex == self.levels.count - 1, case .anyRemainingLevels = self.levels[levelIndex] {
+                guard levelIndex < levels.count else { return true }
+                if levelIndex == levels.count - 1, case .anyRemainingLevels = levels[levelIndex] {
                     return true
                 }
                 return false

@@ -180,16 +180,21 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// The observers that receive a message on `topic`, in registration order.
     func receivers(of topic: String) -> [Entry] {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
-        let isIOValue = isCoaty && Self.isIOValueTopic(topic)
+        // Only a Raw observer needs to know, so it is found out when one matches.
+        var isIOValue: Bool?
         var result: [Entry] = []
         func collect(_ filter: TopicFilter) {
             guard filter.matches(topic), let ids = self.observersByFilter[filter] else { return }
             ids.forEach { id in
                 guard let entry = self.entries[id] else { return }
                 switch entry.kind {
-                case .coaty: if isCoaty { result.append(entry) }
-                case .raw: if !isCoaty || isIOValue { result.append(entry) }
-                case .ioValue: if filter.rawValue == topic { result.append(entry) }
+                case .coaty:
+                    if isCoaty { result.append(entry) }
+                case .raw:
+                    if isIOValue == nil { isIOValue = isCoaty && Self.isIOValueTopic(topic) }
+                    if !isCoaty || isIOValue == true { result.append(entry) }
+                case .ioValue:
+                    if filter.rawValue == topic { result.append(entry) }
                 }
             }
         }
@@ -203,9 +208,15 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     /// The text after the last `/` (the whole topic if there is none).
     static func lastLevel(of topic: String) -> Substring {
+        // Searches the contiguous bytes backwards: it runs for every inbound message.
+        var text = topic
+        let start = text.withUTF8 { bytes in
+            var index = bytes.count
+            while index > 0, bytes[index - 1] != UInt8(ascii: "/") { index -= 1 }
+            return index
+        }
         let utf8 = topic.utf8
-        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return topic[...] }
-        return topic[utf8.index(after: slash)...]
+        return topic[utf8.index(utf8.startIndex, offsetBy: start)...]
     }
 
     /// Whether the fourth level of a topic (the event level of a Coaty topic) is `IOV`, with or without

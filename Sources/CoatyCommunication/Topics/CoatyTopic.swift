@@ -66,17 +66,10 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         guard bytes.starts(with: prefix) else { return nil }
         // The levels after "coaty/", in order. A sixth level ends at the next `/`; anything after it
         // is ignored, as coaty-js ignores it.
-        var cursor = prefix.count
-        func nextLevel() -> UnsafeBufferPointer<UInt8>? {
-            guard cursor <= bytes.count else { return nil }
-            var end = cursor
-            while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
-            defer { cursor = end + 1 }
-            return UnsafeBufferPointer(rebasing: bytes[cursor..<end])
-        }
+        var levels = LevelReader(bytes: bytes, cursor: prefix.count)
         func string(_ part: UnsafeBufferPointer<UInt8>) -> String { String(decoding: part, as: UTF8.self) }
-        guard let versionLevel = nextLevel(), let namespace = nextLevel(), let event = nextLevel(),
-            let source = nextLevel()
+        guard let versionLevel = levels.next(), let namespace = levels.next(), let event = levels.next(),
+            let source = levels.next()
         else { return nil }
 
         let version: Int
@@ -100,7 +93,7 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         guard !source.isEmpty else { return nil }
         var correlationID: ObjectID?
         if eventCode.isTwoWay {
-            guard let correlation = nextLevel(), !correlation.isEmpty else { return nil }
+            guard let correlation = levels.next(), !correlation.isEmpty else { return nil }
             correlationID = ObjectID(string(correlation))
         }
         return CoatyTopic(
@@ -147,36 +140,24 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         if let filter { capacity += 1 + filter.utf8.count }
         if let correlation { capacity += 1 + correlation.utf8.count }
         return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var index = 0
-            func put(_ part: String) {
-                var part = part
-                part.withUTF8 { bytes in
-                    _ = UnsafeMutableBufferPointer(rebasing: buffer[index..<(index + bytes.count)])
-                        .update(fromContentsOf: bytes)
-                    index += bytes.count
-                }
-            }
-            func put(_ byte: UInt8) {
-                buffer[index] = byte
-                index += 1
-            }
-            put("coaty/")
-            put(versionText)
-            put(UInt8(ascii: "/"))
-            put(namespace)
-            put(UInt8(ascii: "/"))
-            put(code.rawValue)
+            var writer = TopicWriter(buffer: buffer)
+            writer.put("coaty/")
+            writer.put(versionText)
+            writer.put(UInt8(ascii: "/"))
+            writer.put(namespace)
+            writer.put(UInt8(ascii: "/"))
+            writer.put(code.rawValue)
             if let filter {
-                put(UInt8(ascii: ":"))
-                put(filter)
+                writer.put(UInt8(ascii: ":"))
+                writer.put(filter)
             }
-            put(UInt8(ascii: "/"))
-            put(source)
+            writer.put(UInt8(ascii: "/"))
+            writer.put(source)
             if let correlation {
-                put(UInt8(ascii: "/"))
-                put(correlation)
+                writer.put(UInt8(ascii: "/"))
+                writer.put(correlation)
             }
-            return index
+            return writer.count
         }
     }
 
@@ -238,4 +219,47 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
 
     /// The filter string for an Advertise or Update of objects of an object type (`":com.example.Thing"`).
     public static func objectTypeFilter(_ objectType: String) -> String { ":" + objectType }
+}
+
+/// Writes a topic's parts into a buffer of the right size. A value with mutating methods rather than
+/// nested functions over a captured index: captured mutable state is checked for exclusive access at
+/// run time, on every part of every topic.
+private struct TopicWriter {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    mutating func put(_ part: String) {
+        var part = part
+        let start = self.count
+        self.count += part.withUTF8 { bytes in
+            _ = UnsafeMutableBufferPointer(rebasing: self.buffer[start..<(start + bytes.count)])
+                .update(fromContentsOf: bytes)
+            return bytes.count
+        }
+    }
+
+    mutating func put(_ byte: UInt8) {
+        self.buffer[self.count] = byte
+        self.count += 1
+    }
+}
+
+/// Reads a topic's levels one by one, as ``CoatyTopic/init(parsing:)`` needs them.
+private struct LevelReader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var cursor: Int
+
+    /// The next level: up to the next `/` or the end. A level after the last one is `nil`.
+    mutating func next() -> UnsafeBufferPointer<UInt8>? {
+        guard self.cursor <= self.bytes.count else { return nil }
+        var end = self.cursor
+        while end < self.bytes.count, self.bytes[end] != UInt8(ascii: "/") { end += 1 }
+        let level = UnsafeBufferPointer(rebasing: self.bytes[self.cursor..<end])
+        self.cursor = end + 1
+        return level
+    }
 }

@@ -120,10 +120,21 @@ struct CoatyJSONEncoderTests {
         #expect(!text.contains("null"))
     }
 
-    @Test func randomIDsAreLowerCaseUUIDs() {
-        let id = ObjectID.random()
-        #expect(id.rawValue == id.rawValue.lowercased())
-        #expect(id.uuid != nil)
+    @Test func randomIDsAreLowerCaseVersion4UUIDs() {
+        let ids = (0..<1_000).map { _ in ObjectID.random() }
+        for id in ids {
+            let characters = Array(id.rawValue)
+            #expect(id.rawValue == id.uuid?.uuidString.lowercased())
+            #expect(characters[14] == "4", "version: \(id)")
+            #expect("89ab".contains(characters[19]), "variant: \(id)")
+        }
+        #expect(Set(ids).count == ids.count)
+        // Every hex digit turns up in every free position of the text.
+        let free = (0..<36).filter { ![8, 13, 18, 23, 14, 19].contains($0) }
+        for position in free {
+            let digits = Set(ids.map { Array($0.rawValue)[position] })
+            #expect(digits == Set("0123456789abcdef"), "position \(position)")
+        }
     }
 
     @Test func logLevelsAreTheCoatyNumbers() {

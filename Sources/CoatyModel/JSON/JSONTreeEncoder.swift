@@ -17,8 +17,9 @@ final class JSONTreeEncoder: Encoder {
     private let component: PathComponent?
     let userInfo: [CodingUserInfoKey: Any]
     /// What has been encoded so far: the single value, or the container all containers write into.
-    private(set) var result: EncodedJSON = .object(EncodedObject())
-    private var hasValue = false
+    /// Not checked for exclusive access at run time, for the reason `EncodedObject` gives.
+    @exclusivity(unchecked) private(set) var result: EncodedJSON = .object(EncodedObject())
+    @exclusivity(unchecked) private var hasValue = false
 
     enum PathComponent {
         case key(String)

@@ -46,11 +46,9 @@ extension CommunicationManager {
             [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],
             responseFilters: [self.filter(.resolve, correlationID: correlationID)]
         ) { [weak self] delivery -> Event? in
-            guard case .resolve(let resolve)? = delivery.event else { return nil }
-            if let reason = event.rejectionReason(for: resolve) {
-                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
-                return nil
-            }
+            guard case .resolve(let resolve)? = delivery.event,
+                self?.accepts(delivery, rejectionReason: event.rejectionReason(for: resolve)) != false
+            else { return nil }
             return map(resolve)
         }
     }
@@ -89,11 +87,9 @@ extension CommunicationManager {
             [TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)],
             responseFilters: [self.filter(.retrieve, correlationID: correlationID)]
         ) { [weak self] delivery -> RetrieveEvent? in
-            guard case .retrieve(let retrieve)? = delivery.event else { return nil }
-            if let reason = event.rejectionReason(for: retrieve) {
-                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
-                return nil
-            }
+            guard case .retrieve(let retrieve)? = delivery.event,
+                self?.accepts(delivery, rejectionReason: event.rejectionReason(for: retrieve)) != false
+            else { return nil }
             return retrieve
         }
     }
@@ -154,11 +150,9 @@ extension CommunicationManager {
             },
             responseFilters: requests.map { self.filter(.complete, correlationID: $0.correlationID) }
         ) { [weak self] delivery -> CompleteEvent? in
-            guard case .complete(let complete)? = delivery.event else { return nil }
-            if let reason = event.rejectionReason(for: complete) {
-                self?.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
-                return nil
-            }
+            guard case .complete(let complete)? = delivery.event,
+                self?.accepts(delivery, rejectionReason: event.rejectionReason(for: complete)) != false
+            else { return nil }
             return complete
         }
     }
@@ -215,5 +209,15 @@ extension CommunicationManager {
             guard case .return(let returnEvent)? = delivery.event else { return nil }
             return returnEvent
         }
+    }
+}
+
+extension CommunicationManager {
+    /// Whether a response passes its request's check (`rejectionReason(for:)` gave no reason); one that
+    /// fails it is reported as a diagnostic.
+    func accepts(_ delivery: Delivery, rejectionReason reason: String?) -> Bool {
+        guard let reason else { return true }
+        self.report(.init(kind: .rejectedResponse, topic: delivery.topic, reason: reason))
+        return false
     }
 }

@@ -183,13 +183,13 @@ extension CommunicationManager {
                         receiver: receiver
                     )
                 else { continue }
-                if let connection = state.directSubscribeConnection(for: filter) {
-                    // Claimed unless it is already being subscribed (a reused correlation id).
-                    if state.routing.claimSubscribe(filter) {
-                        registration.claimed.append(filter)
-                        registration.subscribeConnection = connection
-                    }
-                } else {
+                switch state.claimDirectSubscription(of: filter) {
+                case .claimed(let connection):
+                    registration.claimed.append(filter)
+                    registration.subscribeConnection = connection
+                case .alreadyClaimed:
+                    break  // a reused correlation id, already being subscribed
+                case .unavailable:
                     registration.queued.append(filter)
                 }
             }
@@ -201,7 +201,7 @@ extension CommunicationManager {
         // The connection taken under the lock serves only if nothing suspended since.
         var publishConnection = registration.publishConnection
         if let connection = registration.subscribeConnection {
-            switch await self.subscribeClaimed(registration.claimed, on: connection) {
+            switch await self.subscribeClaimed(registration.claimed, on: connection, withoutWaiting: true) {
             case .handedOver:
                 break
             case .confirmed:
@@ -248,14 +248,16 @@ extension CommunicationManager {
         case failed
     }
 
-    /// Subscribes claimed response filters on `connection`, without waiting for its confirmation when
-    /// it can take them so.
+    /// Subscribes filters claimed with `ManagerState.claimDirectSubscription(of:)` on `connection`
+    /// from the calling task; with `withoutWaiting`, without waiting for the connection's confirmation
+    /// when it can take them so.
     private func subscribeClaimed(
         _ filters: [TopicFilter],
-        on connection: any TransportConnection
+        on connection: any TransportConnection,
+        withoutWaiting: Bool
     ) async -> ClaimedSubscription {
         do {
-            if try connection.subscribeWithoutWaiting(to: filters) { return .handedOver }
+            if withoutWaiting, try connection.subscribeWithoutWaiting(to: filters) { return .handedOver }
             try await connection.subscribe(to: filters)
             return .confirmed
         } catch {
@@ -337,18 +339,13 @@ extension CommunicationManager {
     /// ``run()``: offline, busy, or the direct attempt failed (the send loop then retries it, or
     /// reconnects).
     private func subscribeDirectly(_ filter: TopicFilter, withoutWaiting: Bool) async -> Bool {
-        let claim = self.state.withLock { state -> (connection: any TransportConnection, isNeeded: Bool)? in
-            guard let connection = state.directSubscribeConnection(for: filter) else { return nil }
-            return (connection, state.routing.claimSubscribe(filter))
-        }
-        guard let claim else { return false }
-        guard claim.isNeeded else { return true }
-        do {
-            if withoutWaiting, try claim.connection.subscribeWithoutWaiting(to: [filter]) { return true }
-            try await claim.connection.subscribe(to: [filter])
+        switch self.state.withLock({ $0.claimDirectSubscription(of: filter) }) {
+        case .claimed(let connection):
+            let result = await self.subscribeClaimed([filter], on: connection, withoutWaiting: withoutWaiting)
+            return result != .failed
+        case .alreadyClaimed:
             return true
-        } catch {
-            self.state.withLock { $0.routing.releaseSubscribeClaim(filter) }
+        case .unavailable:
             return false
         }
     }

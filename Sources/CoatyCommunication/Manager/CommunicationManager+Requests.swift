@@ -42,10 +42,8 @@ extension CommunicationManager {
         _ map: @escaping @Sendable (ResolveEvent) -> Event?
     ) async throws -> EventStream<Event> {
         let payload = try EventCoding.encode(event.payload)
-        return await self.request(
-            [TransportMessage(topic: self.topic(.discover, correlationID: correlationID).formatted, payload: payload)],
-            responseFilters: [self.filter(.resolve, correlationID: correlationID)]
-        ) { [weak self] delivery -> Event? in
+        return await self.request(.discover, payload: payload, correlationID: correlationID, responses: .resolve) {
+            [weak self] delivery -> Event? in
             guard case .resolve(let resolve)? = delivery.event,
                 self?.accepts(delivery, rejectionReason: event.rejectionReason(for: resolve)) != false
             else { return nil }
@@ -83,10 +81,8 @@ extension CommunicationManager {
         -> EventStream<RetrieveEvent>
     {
         let payload = try EventCoding.encode(event.payload)
-        return await self.request(
-            [TransportMessage(topic: self.topic(.query, correlationID: correlationID).formatted, payload: payload)],
-            responseFilters: [self.filter(.retrieve, correlationID: correlationID)]
-        ) { [weak self] delivery -> RetrieveEvent? in
+        return await self.request(.query, payload: payload, correlationID: correlationID, responses: .retrieve) {
+            [weak self] delivery -> RetrieveEvent? in
             guard case .retrieve(let retrieve)? = delivery.event,
                 self?.accepts(delivery, rejectionReason: event.rejectionReason(for: retrieve)) != false
             else { return nil }
@@ -198,13 +194,11 @@ extension CommunicationManager {
     public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
         let payload = try EventCoding.encode(event.payload)
         return await self.request(
-            [
-                TransportMessage(
-                    topic: self.topic(.call, filter: event.operation, correlationID: correlationID).formatted,
-                    payload: payload
-                )
-            ],
-            responseFilters: [self.filter(.return, correlationID: correlationID)]
+            .call,
+            filter: event.operation,
+            payload: payload,
+            correlationID: correlationID,
+            responses: .return
         ) { delivery -> ReturnEvent? in
             guard case .return(let returnEvent)? = delivery.event else { return nil }
             return returnEvent
@@ -213,6 +207,29 @@ extension CommunicationManager {
 }
 
 extension CommunicationManager {
+    /// A request with one correlation id: publishes `payload` on the `code` topic (with `filter`) and
+    /// returns the stream of the responses on the `responseCode` topic of the same correlation id (see
+    /// ``request(_:responseFilters:_:)``).
+    func request<Event: Sendable>(
+        _ code: EventCode,
+        filter: String? = nil,
+        payload: [UInt8],
+        correlationID: ObjectID,
+        responses responseCode: EventCode,
+        _ transform: @escaping @Sendable (Delivery) -> Event?
+    ) async -> EventStream<Event> {
+        await self.request(
+            [
+                TransportMessage(
+                    topic: self.topic(code, filter: filter, correlationID: correlationID).formatted,
+                    payload: payload
+                )
+            ],
+            responseFilters: [self.filter(responseCode, correlationID: correlationID)],
+            transform
+        )
+    }
+
     /// Whether a response passes its request's check (`rejectionReason(for:)` gave no reason); one that
     /// fails it is reported as a diagnostic.
     func accepts(_ delivery: Delivery, rejectionReason reason: String?) -> Bool {

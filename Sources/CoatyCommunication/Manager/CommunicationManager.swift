@@ -253,6 +253,24 @@ struct ManagerState: Sendable {
         else { return nil }
         return connection
     }
+
+    /// What ``claimDirectSubscription(of:)`` decided.
+    enum DirectSubscription {
+        /// The caller subscribes the filter on this connection from its own task, and releases the
+        /// claim (`RoutingTable.releaseSubscribeClaim(_:)`) if that fails.
+        case claimed(any TransportConnection)
+        /// Nothing to do: the filter is subscribed, or being subscribed, already.
+        case alreadyClaimed
+        /// The subscription has to be queued for the send loop.
+        case unavailable
+    }
+
+    /// Claims the subscription of an observed `filter` for the calling task, when the connection may
+    /// take it directly (see ``directSubscribeConnection(for:)``).
+    mutating func claimDirectSubscription(of filter: TopicFilter) -> DirectSubscription {
+        guard let connection = self.directSubscribeConnection(for: filter) else { return .unavailable }
+        return self.routing.claimSubscribe(filter) ? .claimed(connection) : .alreadyClaimed
+    }
 }
 
 extension ControlCommand {

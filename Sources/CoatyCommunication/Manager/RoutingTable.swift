@@ -64,12 +64,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// Every request adds and removes its response filter, so both look each key up once.
     mutating func add(_ id: ObserverID, filter: TopicFilter, kind: RouteKind, receiver: Receiver) -> AddAction {
         self.entries[id] = Entry(id: id, filter: filter, kind: kind, receiver: receiver)
-        if let index = self.observersByFilter.index(forKey: filter) {
-            self.observersByFilter.values[index].append(id)
-        } else {
-            self.observersByFilter[filter] = InlineList(id)
-            self.index(filter)
-        }
+        if self.observersByFilter.append(id, forKey: filter) { self.index(filter) }
         // An observed filter is needed, so only the subscription decides.
         return self.subscribed.contains(filter) ? .none : .subscribe(filter)
     }
@@ -78,14 +73,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     mutating func remove(_ id: ObserverID) -> RemoveAction {
         guard let entry = self.entries.removeValue(forKey: id) else { return .none }
         let filter = entry.filter
-        let isLast: Bool
-        if let index = self.observersByFilter.index(forKey: filter) {
-            isLast = self.observersByFilter.values[index].removeAll(id)
-            if isLast { self.observersByFilter.remove(at: index) }
-        } else {
-            isLast = true
-        }
-        guard isLast else { return .none }
+        guard self.observersByFilter.remove(id, forKey: filter) else { return .none }
         self.unindex(filter)
         return !self.permanentFilters.contains(filter) && self.subscribed.contains(filter)
             ? .unsubscribe(filter) : .none
@@ -103,11 +91,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func index(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            if let index = self.filtersByLastLevel.index(forKey: level) {
-                self.filtersByLastLevel.values[index].append(filter)
-            } else {
-                self.filtersByLastLevel[level] = InlineList(filter)
-            }
+            self.filtersByLastLevel.append(filter, forKey: level)
         } else {
             self.wildcardEndedFilters.append(filter)
         }
@@ -115,8 +99,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func unindex(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            guard let index = self.filtersByLastLevel.index(forKey: level) else { return }
-            if self.filtersByLastLevel.values[index].removeAll(filter) { self.filtersByLastLevel.remove(at: index) }
+            self.filtersByLastLevel.remove(filter, forKey: level)
         } else {
             self.wildcardEndedFilters.removeAll { $0 == filter }
         }
@@ -280,5 +263,30 @@ struct InlineList<Element: Equatable & Sendable>: Sendable {
     func forEach(_ body: (Element) throws -> Void) rethrows {
         try body(self.first)
         for element in self.rest { try body(element) }
+    }
+}
+
+extension Dictionary {
+    /// Appends `element` to the list under `key`, starting the list if there is none. Looks the key up
+    /// once. Returns whether the list is new.
+    @discardableResult
+    mutating func append<Element>(_ element: Element, forKey key: Key) -> Bool
+    where Value == InlineList<Element> {
+        if let index = self.index(forKey: key) {
+            self.values[index].append(element)
+            return false
+        }
+        self[key] = InlineList(element)
+        return true
+    }
+
+    /// Removes `element` from the list under `key`, and the list once it is empty. Looks the key up
+    /// once. Returns whether no list is left under `key`.
+    @discardableResult
+    mutating func remove<Element>(_ element: Element, forKey key: Key) -> Bool where Value == InlineList<Element> {
+        guard let index = self.index(forKey: key) else { return true }
+        guard self.values[index].removeAll(element) else { return false }
+        self.remove(at: index)
+        return true
     }
 }

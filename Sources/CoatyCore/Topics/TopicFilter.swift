@@ -69,9 +69,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         let bytes = text.withUTF8 { Array($0) }
         func failure(_ reason: String) -> TopicError {
             // The checks keep their order of precedence: U+0000 anywhere is reported first.
-            bytes.contains(0)
-                ? TopicError(topic: rawValue, reason: "a topic must not contain U+0000")
-                : TopicError(topic: rawValue, reason: reason)
+            bytes.contains(0) ? TopicRules.containsNUL(rawValue) : TopicError(topic: rawValue, reason: reason)
         }
         var levels: [Level] = []
         levels.reserveCapacity(8)

@@ -20,7 +20,7 @@ public enum TopicName {
         }
         try TopicRules.checkLength(topic)
         guard forbidden > 0 else { return }
-        if topic.utf8.contains(0) { throw TopicError(topic: topic, reason: "a topic must not contain U+0000") }
+        if topic.utf8.contains(0) { throw TopicRules.containsNUL(topic) }
         throw TopicError(topic: topic, reason: "a topic name must not contain '+' or '#'")
     }
 
@@ -33,6 +33,11 @@ public enum TopicName {
 /// Rules shared by topic names and filters.
 enum TopicRules {
     static let maximumLength = 65_535
+
+    /// The error for a topic name or filter with U+0000 in it.
+    static func containsNUL(_ topic: String) -> TopicError {
+        TopicError(topic: topic, reason: "a topic must not contain U+0000")
+    }
 
     static func checkLength(_ topic: String) throws(TopicError) {
         let count = topic.utf8.count

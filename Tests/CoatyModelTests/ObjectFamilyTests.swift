@@ -165,6 +165,61 @@ struct ObjectIdentityTests {
         #expect(decoded.object === objects[0])
     }
 
+    /// `CoatyJSONDecoder` makes a decode's user info when first asked for (`DecodingUserInfo`). Read
+    /// through `decoder.userInfo` or directly, as `decodeObject` reads it from our own decoder, it holds
+    /// the app's entries, the family, and one identity scope, whichever way is read first.
+    @Test(arguments: [true, false])
+    func userInfoOfOneDecodeIsTheSameHoweverItIsRead(directFirst: Bool) throws {
+        /// Hides our decoder's type, so the family and options are read from `userInfo`.
+        struct Forwarding: Decoder {
+            let base: any Decoder
+            var codingPath: [any CodingKey] { self.base.codingPath }
+            var userInfo: [CodingUserInfoKey: Any] { self.base.userInfo }
+            func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+                try self.base.container(keyedBy: type)
+            }
+            func unkeyedContainer() throws -> any UnkeyedDecodingContainer { try self.base.unkeyedContainer() }
+            func singleValueContainer() throws -> any SingleValueDecodingContainer {
+                try self.base.singleValueContainer()
+            }
+        }
+        struct Pair: Decodable {
+            static let tag = CodingUserInfoKey(rawValue: "test.tag")!
+            static let directFirst = CodingUserInfoKey(rawValue: "test.directFirst")!
+            let tag: String?
+            let viaUserInfo: CoatyObject
+            let direct: CoatyObject
+            enum CodingKeys: String, CodingKey { case first, second }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                func viaUserInfo() throws -> CoatyObject {
+                    let forwarding = Forwarding(base: try container.superDecoder(forKey: .first))
+                    return try ObjectFamily.current(in: forwarding).decodeObject(from: forwarding)
+                }
+                if decoder.userInfo[Self.directFirst] as? Bool == true {
+                    self.direct = try container.decodeObject(CoatyObject.self, forKey: .second)
+                    self.viaUserInfo = try viaUserInfo()
+                } else {
+                    self.viaUserInfo = try viaUserInfo()
+                    self.direct = try container.decodeObject(CoatyObject.self, forKey: .second)
+                }
+                self.tag = decoder.userInfo[Self.tag] as? String
+            }
+        }
+        let light = object("same", type: "com.example.Light", extra: #","isOn":true,"luminosity":0.5"#)
+        let decoder = CoatyJSONDecoder(
+            family: [Light.self],
+            userInfo: [Pair.tag: "mine", Pair.directFirst: directFirst]
+        )
+        let pair = try decoder.decode(Pair.self, from: bytes(#"{"first":\#(light),"second":\#(light)}"#))
+        #expect(pair.tag == "mine")
+        #expect(pair.viaUserInfo is Light)
+        #expect(pair.viaUserInfo === pair.direct)
+        // A second decode has a scope of its own.
+        let again = try decoder.decode(Pair.self, from: bytes(#"{"first":\#(light),"second":\#(light)}"#))
+        #expect(again.direct !== pair.direct)
+    }
+
     @Test func trackingCanBeDisabled() throws {
         let objects = try ObjectFamily().decode(
             [CoatyObject].self,

@@ -94,19 +94,14 @@ public struct CoatyJSONDecoder: Sendable {
         try self.family.decodeObjects(T.self, from: self.makeDecoder(value))
     }
 
-    /// The decoder for one decode: the user info holds the app's entries, the family and the options
-    /// with a fresh identity scope.
-    ///
-    /// Built straight into the `[CodingUserInfoKey: Any]` the `Decoder` protocol wants: merging
-    /// ``ObjectDecodingOptions/userInfo(family:)`` into a copy of ``userInfo`` and converting the
-    /// result made three dictionaries and hashed every key three times, per decode, which was about a
-    /// fifth of decoding a small event such as a Call's or a Return's payload (Docs/Benchmarks.md).
+    /// The decoder for one decode: its user info holds the app's entries, the family, and the options
+    /// with a fresh identity scope, made when first read (see ``DecodingUserInfo``).
     private func makeDecoder(_ value: AnyCodable) -> JSONValueDecoder {
-        var userInfo = [CodingUserInfoKey: Any](minimumCapacity: self.userInfo.count + 2)
-        for (key, info) in self.userInfo { userInfo[key] = info }
-        userInfo[.objectFamily] = self.family
-        userInfo[.objectDecodingOptions] = self.options.withFreshScope()
-        return JSONValueDecoder(value: value, node: .root, userInfo: userInfo)
+        JSONValueDecoder(
+            value: value,
+            node: .root,
+            context: DecodingUserInfo(self.userInfo, family: self.family, options: self.options)
+        )
     }
 
     static func cast<T: CoatyObject>(_ object: CoatyObject, to type: T.Type, codingPath: [any CodingKey]) throws -> T {

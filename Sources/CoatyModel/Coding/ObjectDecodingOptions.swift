@@ -63,7 +63,9 @@ public struct ObjectDecodingOptions: Sendable {
     /// The options stored in a decoder's user info, or the defaults (without identity tracking, since
     /// no per-decode scope exists).
     static func current(in decoder: any Decoder) -> ObjectDecodingOptions {
-        decoder.userInfo[.objectDecodingOptions] as? ObjectDecodingOptions ?? ObjectDecodingOptions()
+        // Our own decoder keeps them outside the dictionary, which it makes only when asked for.
+        if let decoder = decoder as? JSONValueDecoder { return decoder.context.options ?? ObjectDecodingOptions() }
+        return decoder.userInfo[.objectDecodingOptions] as? ObjectDecodingOptions ?? ObjectDecodingOptions()
     }
 }
 

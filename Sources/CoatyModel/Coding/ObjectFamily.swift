@@ -85,7 +85,9 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     /// - Parameter decoder: A decoder, for example the one passed to an event's `init(from:)`.
     /// - Returns: `decoder.userInfo[.objectFamily]`, or a family of the built-in types only.
     public static func current(in decoder: any Decoder) -> ObjectFamily {
-        decoder.userInfo[.objectFamily] as? ObjectFamily ?? Self.builtIn
+        // Our own decoder keeps it outside the dictionary, which it makes only when asked for.
+        if let decoder = decoder as? JSONValueDecoder { return decoder.context.family ?? Self.builtIn }
+        return decoder.userInfo[.objectFamily] as? ObjectFamily ?? Self.builtIn
     }
 
     /// A family of the built-in types only.

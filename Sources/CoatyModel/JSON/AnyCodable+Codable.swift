@@ -86,7 +86,7 @@ extension AnyCodable {
         _ type: T.Type,
         userInfo: [CodingUserInfoKey: any Sendable] = [:]
     ) throws -> T {
-        try JSONValueDecoder(value: self, node: .root, userInfo: userInfo).unbox(type)
+        try JSONValueDecoder(value: self, node: .root, context: DecodingUserInfo(userInfo)).unbox(type)
     }
 
     /// Encodes an `Encodable` value into its JSON value.

@@ -5,22 +5,24 @@
 struct JSONValueDecoder: Decoder {
     let value: AnyCodable
     let node: CodingPathNode
-    let userInfo: [CodingUserInfoKey: Any]
+    /// Shared by every decoder and container of one decode.
+    let context: DecodingUserInfo
 
     var codingPath: [any CodingKey] { self.node.path }
+    var userInfo: [CodingUserInfoKey: Any] { self.context.values }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = self.value else {
             throw self.typeMismatch([String: AnyCodable].self, at: self.node, expected: "a JSON object")
         }
-        return KeyedDecodingContainer(KeyedContainer(members: members, node: self.node, userInfo: self.userInfo))
+        return KeyedDecodingContainer(KeyedContainer(members: members, node: self.node, context: self.context))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = self.value else {
             throw self.typeMismatch([AnyCodable].self, at: self.node, expected: "a JSON array")
         }
-        return UnkeyedContainer(elements: elements, node: self.node, userInfo: self.userInfo)
+        return UnkeyedContainer(elements: elements, node: self.node, context: self.context)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -85,7 +87,7 @@ extension JSONValueDecoder {
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let members: [String: AnyCodable]
         let node: CodingPathNode
-        let userInfo: [CodingUserInfoKey: Any]
+        let context: DecodingUserInfo
 
         var codingPath: [any CodingKey] { self.node.path }
         var allKeys: [Key] { self.members.keys.compactMap { Key(stringValue: $0) } }
@@ -103,7 +105,7 @@ extension JSONValueDecoder {
                     )
                 )
             }
-            return JSONValueDecoder(value: value, node: .key(key.stringValue, self.node), userInfo: self.userInfo)
+            return JSONValueDecoder(value: value, node: .key(key.stringValue, self.node), context: self.context)
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {
@@ -160,7 +162,7 @@ extension JSONValueDecoder {
             JSONValueDecoder(
                 value: self.members["super"] ?? .null,
                 node: .key("super", self.node),
-                userInfo: self.userInfo
+                context: self.context
             )
         }
 
@@ -168,7 +170,7 @@ extension JSONValueDecoder {
             JSONValueDecoder(
                 value: self.members[key.stringValue] ?? .null,
                 node: .key(key.stringValue, self.node),
-                userInfo: self.userInfo
+                context: self.context
             )
         }
     }
@@ -176,13 +178,13 @@ extension JSONValueDecoder {
     struct UnkeyedContainer: UnkeyedDecodingContainer {
         let elements: [AnyCodable]
         let node: CodingPathNode
-        let userInfo: [CodingUserInfoKey: Any]
+        let context: DecodingUserInfo
         var currentIndex = 0
 
-        init(elements: [AnyCodable], node: CodingPathNode, userInfo: [CodingUserInfoKey: Any]) {
+        init(elements: [AnyCodable], node: CodingPathNode, context: DecodingUserInfo) {
             self.elements = elements
             self.node = node
-            self.userInfo = userInfo
+            self.context = context
         }
 
         var codingPath: [any CodingKey] { self.node.path }
@@ -203,7 +205,7 @@ extension JSONValueDecoder {
             let decoder = JSONValueDecoder(
                 value: self.elements[self.currentIndex],
                 node: .index(self.currentIndex, self.node),
-                userInfo: self.userInfo
+                context: self.context
             )
             self.currentIndex += 1
             return decoder

@@ -71,7 +71,7 @@ final class ObjectGraphDecodingState: Sendable {
         let decoder = JSONValueDecoder(
             value: self.entries[index],
             node: .prefix(path),
-            userInfo: [.objectFamily: family, .objectDecodingOptions: options]
+            context: DecodingUserInfo([.objectFamily: family, .objectDecodingOptions: options])
         )
         let object = try family.decodeNewObject(from: decoder, options: options)
         self.state.withLock { state in

@@ -1,0 +1,64 @@
+/// The user info of one decode, shared by its ``JSONValueDecoder`` and every decoder and container
+/// nested in it.
+///
+/// ``CoatyJSONDecoder`` used to build a `[CodingUserInfoKey: Any]` for every decode: a dictionary
+/// holding the app's entries, the family and the options, with the options boxed and a new identity
+/// scope made for them. That was about half of decoding a small payload such as a Call's or a
+/// Return's, and such a payload never reads any of it (Docs/Benchmarks.md). Now a decode makes this
+/// one object. ``ObjectFamily/current(in:)`` and ``ObjectDecodingOptions/current(in:)`` read the
+/// family and the options through it, and the identity scope and the dictionary that
+/// `Decoder.userInfo` hands out are made the first time something asks for them.
+///
+/// One decode runs on one thread, so the lazy state needs no lock; like the decoders that hold it,
+/// this type is not `Sendable`.
+final class DecodingUserInfo {
+    /// The entries given by the caller: the app's own, or (without `ownFamily`) already holding the
+    /// family and the options.
+    private let entries: [CodingUserInfoKey: any Sendable]
+    private let ownFamily: ObjectFamily?
+    /// The options before this decode's identity scope is added.
+    private let unscopedOptions: ObjectDecodingOptions?
+    private var scopedOptions: ObjectDecodingOptions?
+    private var dictionary: [CodingUserInfoKey: Any]?
+
+    /// User info holding exactly `entries`.
+    init(_ entries: [CodingUserInfoKey: any Sendable]) {
+        self.entries = entries
+        self.ownFamily = nil
+        self.unscopedOptions = nil
+    }
+
+    /// User info for one ``CoatyJSONDecoder`` decode: `entries`, plus `family` and `options` with a
+    /// fresh identity scope, which take precedence over entries under the same keys.
+    init(_ entries: [CodingUserInfoKey: any Sendable], family: ObjectFamily, options: ObjectDecodingOptions) {
+        self.entries = entries
+        self.ownFamily = family
+        self.unscopedOptions = options
+    }
+
+    /// The family objects decode through, if the user info holds one.
+    var family: ObjectFamily? {
+        self.ownFamily ?? self.entries[.objectFamily] as? ObjectFamily
+    }
+
+    /// The options of this decode, if the user info holds them; the same value, with the same identity
+    /// scope, every time.
+    var options: ObjectDecodingOptions? {
+        if let scopedOptions { return scopedOptions }
+        guard let unscopedOptions else { return self.entries[.objectDecodingOptions] as? ObjectDecodingOptions }
+        let options = unscopedOptions.withFreshScope()
+        self.scopedOptions = options
+        return options
+    }
+
+    /// Everything, as `Decoder.userInfo` hands it out.
+    var values: [CodingUserInfoKey: Any] {
+        if let dictionary { return dictionary }
+        var values = [CodingUserInfoKey: Any](minimumCapacity: self.entries.count + 2)
+        for (key, value) in self.entries { values[key] = value }
+        if let ownFamily { values[.objectFamily] = ownFamily }
+        if self.unscopedOptions != nil { values[.objectDecodingOptions] = self.options }
+        self.dictionary = values
+        return values
+    }
+}

@@ -220,6 +220,15 @@ struct CoatyTopicTests {
         #expect(CoatyTopic(parsing: topic) == nil)
     }
 
+    @Test(arguments: [
+        ("coaty/", true), ("coaty/3/ns/ADV:Task/src", true), ("coaty", false), ("coaty3/ns", false), ("Coaty/3", false),
+        ("coatx/3", false), ("coaty\\", false), ("/coaty/3", false), ("", false), ("c", false),
+        ("golden/coaty/", false),
+    ])
+    func coatyTopicsAreRecognisedByTheirFirstLevel(topic: String, isCoaty: Bool) {
+        #expect(CoatyTopic.isCoatyTopic(topic) == isCoaty)
+    }
+
     @Test(
         arguments: [
             (EventCode.advertise, "Task", "golden", nil, "coaty/3/golden/ADV:Task/+"),

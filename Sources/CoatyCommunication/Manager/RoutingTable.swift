@@ -161,11 +161,11 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     }
 
     /// The observers that receive a message on `topic`, in registration order.
-    func receivers(of topic: String) -> [Entry] {
+    func receivers(of topic: String) -> Receivers {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
         // Only a Raw observer needs to know, so it is found out when one matches.
         var isIOValue: Bool?
-        var result: [Entry] = []
+        var result = Receivers()
         func collect(_ filter: TopicFilter) {
             guard filter.matches(topic), let ids = self.observersByFilter[filter] else { return }
             ids.forEach { id in
@@ -185,8 +185,44 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         if !self.filtersByLastLevel.isEmpty, let candidates = self.filtersByLastLevel[Self.lastLevel(of: topic)] {
             candidates.forEach(collect)
         }
-        if result.count > 1 { result.sort { $0.id < $1.id } }
+        result.sortByRegistration()
         return result
+    }
+
+    /// The observers of one message, in registration order. Most messages have one, which is kept
+    /// inline: an array would be allocated for every message.
+    struct Receivers: Sequence {
+        private var first: Entry?
+        private var rest: [Entry] = []
+
+        var isEmpty: Bool { self.first == nil }
+
+        mutating func append(_ entry: Entry) {
+            if self.first == nil { self.first = entry } else { self.rest.append(entry) }
+        }
+
+        mutating func sortByRegistration() {
+            guard let first = self.first, !self.rest.isEmpty else { return }
+            var all = [first] + self.rest
+            all.sort { $0.id < $1.id }
+            self.first = all.removeFirst()
+            self.rest = all
+        }
+
+        func makeIterator() -> Iterator { Iterator(first: self.first, rest: self.rest.makeIterator()) }
+
+        struct Iterator: IteratorProtocol {
+            var first: Entry?
+            var rest: IndexingIterator<[Entry]>
+
+            mutating func next() -> Entry? {
+                if let first = self.first {
+                    self.first = nil
+                    return first
+                }
+                return self.rest.next()
+            }
+        }
     }
 
     /// The text after the last `/` (the whole topic if there is none).

@@ -42,7 +42,9 @@ struct JSONValueDecoder: Decoder {
 
     /// Unboxes a value of a standard type, or decodes it through `init(from:)`.
     func unbox<T: Decodable>(_ type: T.Type) throws -> T {
-        if T.self == AnyCodable.self, let value = self.value as? T { return value }
+        // `T` is `AnyCodable` itself here, so the cast cannot fail. A checked `as? T` made the
+        // unspecialised code look up generic metadata at run time, for every value it unboxed.
+        if T.self == AnyCodable.self { return unsafeBitCast(self.value, to: T.self) }
         return try T(from: self)
     }
 

@@ -28,31 +28,42 @@ extension CommunicationManager {
             )
         }
         guard !receivers.isEmpty || autoResolve else { return }
-        let coatyTopic = CoatyTopic(parsing: message.topic)
-        var event: InboundEvent?
+        let delivery: Delivery
         if autoResolve || receivers.contains(where: { $0.kind == .coaty }) {
-            guard let coatyTopic else {
+            guard let coatyTopic = CoatyTopic(parsing: message.topic) else {
                 self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: "malformed Coaty topic"))
                 return
             }
-            if coatyTopic.code != .ioValue {
+            if coatyTopic.code == .ioValue {
+                delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: nil)
+            } else {
                 do {
                     let isRequest = coatyTopic.code.isTwoWay && !coatyTopic.code.isResponse
-                    event = try InboundEvent.decode(
+                    let responseRoute = isRequest ? self.responseRoute(for: coatyTopic) : nil
+                    // The topic and the event are moved, not copied: copying an event retains each of
+                    // its strings, and a Call holds about ten.
+                    let event = try InboundEvent.decode(
                         message,
-                        topic: coatyTopic,
+                        topic: consume coatyTopic,
                         family: self.configuration.objectFamily,
-                        responseRoute: isRequest ? self.responseRoute(for: coatyTopic) : nil
+                        responseRoute: responseRoute
                     )
+                    delivery = Delivery(topic: message.topic, coatyTopic: nil, payload: message.payload, event: event)
                 } catch {
                     self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
                     return
                 }
             }
+        } else {
+            delivery = Delivery(
+                topic: message.topic,
+                coatyTopic: CoatyTopic(parsing: message.topic),
+                payload: message.payload,
+                event: nil
+            )
         }
-        let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)
         for receiver in receivers { receiver.receiver.deliver(delivery) }
-        if autoResolve, case .discover(let discover)? = event { self.autoResolve(discover) }
+        if autoResolve, case .discover(let discover)? = delivery.event { self.autoResolve(discover) }
     }
 
     /// Gives a received request the way to answer it.
@@ -411,7 +422,7 @@ extension InboundEvent {
     /// Decodes and validates the payload of a message received on a Coaty topic.
     static func decode(
         _ message: TransportMessage,
-        topic: CoatyTopic,
+        topic: consuming CoatyTopic,
         family: ObjectFamily,
         responseRoute: ResponseRoute? = nil
     ) throws(CommunicationError) -> InboundEvent {

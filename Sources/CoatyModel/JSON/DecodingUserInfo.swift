@@ -3,8 +3,8 @@
 ///
 /// ``CoatyJSONDecoder`` used to build a `[CodingUserInfoKey: Any]` for every decode: a dictionary
 /// holding the app's entries, the family and the options, with the options boxed and a new identity
-/// scope made for them. That was about half of decoding a small payload such as a Call's or a
-/// Return's, and such a payload never reads any of it (Docs/Benchmarks.md). Now a decode makes this
+/// scope made for them. That was about 0.4 µs, a third of decoding a small payload such as a Call's
+/// or a Return's, and such a payload never reads any of it (Docs/Benchmarks.md). Now a decode makes this
 /// one object. ``ObjectFamily/current(in:)`` and ``ObjectDecodingOptions/current(in:)`` read the
 /// family and the options through it, and the identity scope and the dictionary that
 /// `Decoder.userInfo` hands out are made the first time something asks for them.

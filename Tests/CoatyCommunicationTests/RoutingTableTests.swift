@@ -148,26 +148,6 @@ struct RoutingTableTests {
     }
 }
 
-struct InlineListTests {
-    @Test func keepsOrderWhileElementsComeAndGo() {
-        func elements(_ list: InlineList<Int>) -> [Int] {
-            var result: [Int] = []
-            list.forEach { result.append($0) }
-            return result
-        }
-        var list = InlineList(1)
-        list.append(2)
-        list.append(3)
-        #expect(elements(list) == [1, 2, 3])
-        var emptied = [list.removeAll(1)]
-        #expect(elements(list) == [2, 3])
-        emptied += [list.removeAll(3), list.removeAll(7)]
-        #expect(elements(list) == [2])
-        emptied.append(list.removeAll(2))
-        #expect(emptied == [false, false, false, true])
-    }
-}
-
 struct CoatyTopicTests {
     @Test(arguments: [
         "coaty/3/golden/ADV:CoatyObject/11111111-1111-4111-8111-111111111111",

@@ -209,6 +209,10 @@ public final class InProcessBus: Sendable {
     }
 
     /// The sessions a message goes to, in connection order, and the taps.
+    ///
+    /// It keeps the first session apart, as `InlineList` does, but with its own two fields: routing
+    /// through `InlineList` here measured about 0.1 µs slower per round trip (two publications), in 20
+    /// alternating rounds of the round-trip probe.
     struct Receivers {
         var first: Session?
         var others: [Session] = []

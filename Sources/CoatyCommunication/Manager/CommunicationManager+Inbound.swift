@@ -28,40 +28,32 @@ extension CommunicationManager {
             )
         }
         guard !receivers.isEmpty || autoResolve else { return }
-        let delivery: Delivery
+        var coatyTopic = CoatyTopic(parsing: message.topic)
+        var event: InboundEvent?
         if autoResolve || receivers.contains(where: { $0.kind == .coaty }) {
-            guard let coatyTopic = CoatyTopic(parsing: message.topic) else {
+            guard let code = coatyTopic?.code else {
                 self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: "malformed Coaty topic"))
                 return
             }
-            if coatyTopic.code == .ioValue {
-                delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: nil)
-            } else {
+            // An event takes its topic over (its origin holds the topic's parts), so the delivery keeps
+            // the parsed topic only when nothing was decoded (IO values, the one case that reads it).
+            // Moving instead of copying saves retaining each of its strings, about ten for a Call.
+            if code != .ioValue, let topic = coatyTopic.take() {
+                let responseRoute = code.isTwoWay && !code.isResponse ? self.responseRoute(for: topic) : nil
                 do {
-                    let isRequest = coatyTopic.code.isTwoWay && !coatyTopic.code.isResponse
-                    let responseRoute = isRequest ? self.responseRoute(for: coatyTopic) : nil
-                    // The topic and the event are moved, not copied: copying an event retains each of
-                    // its strings, and a Call holds about ten.
-                    let event = try InboundEvent.decode(
+                    event = try InboundEvent.decode(
                         message,
-                        topic: consume coatyTopic,
+                        topic: consume topic,
                         family: self.configuration.objectFamily,
                         responseRoute: responseRoute
                     )
-                    delivery = Delivery(topic: message.topic, coatyTopic: nil, payload: message.payload, event: event)
                 } catch {
                     self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
                     return
                 }
             }
-        } else {
-            delivery = Delivery(
-                topic: message.topic,
-                coatyTopic: CoatyTopic(parsing: message.topic),
-                payload: message.payload,
-                event: nil
-            )
         }
+        let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)
         for receiver in receivers { receiver.receiver.deliver(delivery) }
         if autoResolve, case .discover(let discover)? = delivery.event { self.autoResolve(discover) }
     }
@@ -182,18 +174,9 @@ extension CommunicationManager {
     ) async -> EventStream<Event> {
         let (stream, continuation, receiver) = self.makeObservation(transform)
         let registration = self.state.withLock { state in
-            var registration = RequestRegistration(publishConnection: state.directPublishConnection)
-            for filter in filters {
-                let id = state.routing.makeID()
-                registration.ids.append(id)
-                guard
-                    case .subscribe(let filter) = state.routing.add(
-                        id,
-                        filter: filter,
-                        kind: .coaty,
-                        receiver: receiver
-                    )
-                else { continue }
+            let added = state.routing.add(filters, kind: .coaty, receiver: receiver)
+            var registration = RequestRegistration(ids: added.ids, publishConnection: state.directPublishConnection)
+            for filter in added.toSubscribe {
                 switch state.claimDirectSubscription(of: filter) {
                 case .claimed(let connection):
                     registration.claimed.append(filter)
@@ -235,7 +218,7 @@ extension CommunicationManager {
 
     /// What ``request(_:responseFilters:_:)`` registered under the lock.
     private struct RequestRegistration {
-        var ids: [ObserverID] = []
+        let ids: [ObserverID]
         /// Response filters claimed for subscribing on `subscribeConnection` from the calling task.
         var claimed: [TopicFilter] = []
         var subscribeConnection: (any TransportConnection)?
@@ -244,7 +227,8 @@ extension CommunicationManager {
         /// The connection to publish the request on from the calling task, if it may.
         let publishConnection: (any TransportConnection)?
 
-        init(publishConnection: (any TransportConnection)?) {
+        init(ids: [ObserverID], publishConnection: (any TransportConnection)?) {
+            self.ids = ids
             self.publishConnection = publishConnection
         }
     }
@@ -311,17 +295,8 @@ extension CommunicationManager {
         kind: RouteKind,
         receiver: ObserverReceiver
     ) -> (ids: [ObserverID], toSubscribe: [TopicFilter]) {
-        self.state.withLock { state in
-            var toSubscribe: [TopicFilter] = []
-            let ids = filters.map { filter in
-                let id = state.routing.makeID()
-                if case .subscribe(let filter) = state.routing.add(id, filter: filter, kind: kind, receiver: receiver) {
-                    toSubscribe.append(filter)
-                }
-                return id
-            }
-            return (ids, toSubscribe)
-        }
+        let added = self.state.withLock { $0.routing.add(filters, kind: kind, receiver: receiver) }
+        return (added.ids, Array(added.toSubscribe))
     }
 
     /// Subscribes filters and returns once the subscriptions are in place (when online) or registered

@@ -69,6 +69,24 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         return self.subscribed.contains(filter) ? .none : .subscribe(filter)
     }
 
+    /// Registers one observer of `receiver` per filter. Returns their ids, in the order of `filters`,
+    /// and the filters that are not subscribed yet (usually none or one, which allocates nothing).
+    mutating func add(
+        _ filters: [TopicFilter],
+        kind: RouteKind,
+        receiver: Receiver
+    ) -> (ids: [ObserverID], toSubscribe: InlineList<TopicFilter>) {
+        var toSubscribe = InlineList<TopicFilter>()
+        let ids = filters.map { filter in
+            let id = self.makeID()
+            if case .subscribe(let filter) = self.add(id, filter: filter, kind: kind, receiver: receiver) {
+                toSubscribe.append(filter)
+            }
+            return id
+        }
+        return (ids, toSubscribe)
+    }
+
     /// Removes an observer. Returns `.unsubscribe` when it was the last one of a subscribed filter.
     mutating func remove(_ id: ObserverID) -> RemoveAction {
         guard let entry = self.entries.removeValue(forKey: id) else { return .none }
@@ -161,11 +179,12 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     }
 
     /// The observers that receive a message on `topic`, in registration order.
-    func receivers(of topic: String) -> Receivers {
+    func receivers(of topic: String) -> InlineList<Entry> {
         let isCoaty = CoatyTopic.isCoatyTopic(topic)
         // Only a Raw observer needs to know, so it is found out when one matches.
         var isIOValue: Bool?
-        var result = Receivers()
+        // Most messages have one observer, which the list keeps without allocating.
+        var result = InlineList<Entry>()
         func collect(_ filter: TopicFilter) {
             guard filter.matches(topic), let ids = self.observersByFilter[filter] else { return }
             ids.forEach { id in
@@ -185,44 +204,8 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         if !self.filtersByLastLevel.isEmpty, let candidates = self.filtersByLastLevel[Self.lastLevel(of: topic)] {
             candidates.forEach(collect)
         }
-        result.sortByRegistration()
+        result.sort { $0.id < $1.id }
         return result
-    }
-
-    /// The observers of one message, in registration order. Most messages have one, which is kept
-    /// inline: an array would be allocated for every message.
-    struct Receivers: Sequence {
-        private var first: Entry?
-        private var rest: [Entry] = []
-
-        var isEmpty: Bool { self.first == nil }
-
-        mutating func append(_ entry: Entry) {
-            if self.first == nil { self.first = entry } else { self.rest.append(entry) }
-        }
-
-        mutating func sortByRegistration() {
-            guard let first = self.first, !self.rest.isEmpty else { return }
-            var all = [first] + self.rest
-            all.sort { $0.id < $1.id }
-            self.first = all.removeFirst()
-            self.rest = all
-        }
-
-        func makeIterator() -> Iterator { Iterator(first: self.first, rest: self.rest.makeIterator()) }
-
-        struct Iterator: IteratorProtocol {
-            var first: Entry?
-            var rest: IndexingIterator<[Entry]>
-
-            mutating func next() -> Entry? {
-                if let first = self.first {
-                    self.first = nil
-                    return first
-                }
-                return self.rest.next()
-            }
-        }
     }
 
     /// The text after the last `/` (the whole topic if there is none).
@@ -266,63 +249,5 @@ extension Array where Element: Hashable {
     func uniqued() -> [Element] {
         var seen: Set<Element> = []
         return self.filter { seen.insert($0).inserted }
-    }
-}
-
-/// A list that keeps its first element inline.
-///
-/// Most filters have one observer, and most last levels one filter (a request's correlation id), so
-/// registering and releasing a request's response route allocates no array.
-struct InlineList<Element: Equatable & Sendable>: Sendable {
-    private var first: Element
-    private var rest: [Element] = []
-
-    init(_ element: Element) {
-        self.first = element
-    }
-
-    mutating func append(_ element: Element) {
-        self.rest.append(element)
-    }
-
-    /// Removes every occurrence of `element`. Returns `true` if nothing is left, and the list must
-    /// then be discarded.
-    mutating func removeAll(_ element: Element) -> Bool {
-        self.rest.removeAll { $0 == element }
-        guard self.first == element else { return false }
-        guard !self.rest.isEmpty else { return true }
-        self.first = self.rest.removeFirst()
-        return false
-    }
-
-    /// Calls `body` with each element, in order.
-    func forEach(_ body: (Element) throws -> Void) rethrows {
-        try body(self.first)
-        for element in self.rest { try body(element) }
-    }
-}
-
-extension Dictionary {
-    /// Appends `element` to the list under `key`, starting the list if there is none. Looks the key up
-    /// once. Returns whether the list is new.
-    @discardableResult
-    mutating func append<Element>(_ element: Element, forKey key: Key) -> Bool
-    where Value == InlineList<Element> {
-        if let index = self.index(forKey: key) {
-            self.values[index].append(element)
-            return false
-        }
-        self[key] = InlineList(element)
-        return true
-    }
-
-    /// Removes `element` from the list under `key`, and the list once it is empty. Looks the key up
-    /// once. Returns whether no list is left under `key`.
-    @discardableResult
-    mutating func remove<Element>(_ element: Element, forKey key: Key) -> Bool where Value == InlineList<Element> {
-        guard let index = self.index(forKey: key) else { return true }
-        guard self.values[index].removeAll(element) else { return false }
-        self.remove(at: index)
-        return true
     }
 }

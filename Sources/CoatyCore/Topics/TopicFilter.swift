@@ -106,7 +106,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             }
             index += 1
         }
-        if hasNUL { throw failure("") }
+        if hasNUL { throw TopicRules.containsNUL(rawValue) }
         self.storage = Storage(rawValue: rawValue, bytes: bytes, levels: levels)
     }
 

@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "CoatyCore", package: "CoatySwift"),
                 .product(name: "CoatyCommunication", package: "CoatySwift"),
                 .product(name: "CoatyMQTT", package: "CoatySwift"),
+                .product(name: "CoatyTesting", package: "CoatySwift"),
             ]
         ),
         .executableTarget(
@@ -35,6 +36,7 @@ let package = Package(
                 .product(name: "CoatyCommunication", package: "CoatySwift"),
                 .product(name: "CoatyMQTT", package: "CoatySwift"),
                 .product(name: "CoatyBroker", package: "CoatySwift"),
+                .product(name: "CoatyTesting", package: "CoatySwift"),
             ]
         ),
     ],

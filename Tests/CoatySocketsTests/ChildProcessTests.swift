@@ -27,4 +27,13 @@ struct ChildProcessTests {
         let input = try await runProcess("/bin/cat", [], input: Data("piped".utf8))
         #expect(input.output == "piped")
     }
+
+    @Test func aFileCanBeTheStandardInput() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-input-\(UUID()).txt").path
+        try "line 1\nline 2\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { unlink(path) }
+        let child = try ChildProcess.spawn("/usr/bin/wc", ["-l"], input: .file(path), captureOutput: true)
+        #expect(await child.waitForExit() == 0)
+        #expect(child.output.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+    }
 }

@@ -8,6 +8,7 @@
 // subscriber), fan-out (1 → 8), point-to-point (4 independent pairs), each at QoS 0 and QoS 1, counted
 // as messages delivered to subscribers per second. Then the memory of 500 idle connections.
 import CoatyBroker
+import CoatyTesting
 import Foundation
 import Glibc
 import Synchronization
@@ -23,10 +24,11 @@ if CommandLine.arguments.dropFirst().first == "serve" {
 
 // MARK: - Broker processes
 
-/// A broker under test, running as a child process.
+/// A broker under test, running as a child process (a `CoatyTesting.ChildProcess`: Foundation's
+/// `Process.run()` crashes now and then on Linux with Swift 6.3.1).
 struct BrokerProcess {
     let name: String
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     var residentKiB: Int { Self.residentKiB(pid: self.process.processIdentifier) }
@@ -40,31 +42,25 @@ struct BrokerProcess {
     }
 
     static func embedded() throws -> BrokerProcess {
-        let process = Process()
-        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var line: [UInt8] = []
-        while !line.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { throw LoadClient.Failure.protocolError("embedded broker did not start") }
-            line += data
+        let executable = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let process = try ChildProcess.spawn(executable, ["serve"], captureOutput: true)
+        // The child prints its port once it listens.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !process.output.contains("\n") {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                process.kill()
+                throw LoadClient.Failure.protocolError("embedded broker did not start: \(process.errorOutput)")
+            }
+            usleep(1_000)
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = process.output.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let port = Int(text) else { throw LoadClient.Failure.protocolError("bad port \(text)") }
         return BrokerProcess(name: "embedded", process: process, port: port)
     }
 
     static func mosquitto() throws -> BrokerProcess {
-        let port = try freePort()
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/sbin/mosquitto")
-        process.arguments = ["-p", "\(port)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let port = try LoopbackPort.unused()
+        let process = try ChildProcess.spawn("/usr/sbin/mosquitto", ["-p", "\(port)"])
         // Wait for readiness: retry connecting (connection refused until mosquitto listens).
         for _ in 0..<500 {
             if (try? LoadClient(port: port, clientID: "probe")) != nil {
@@ -72,28 +68,12 @@ struct BrokerProcess {
             }
             usleep(10_000)
         }
+        process.kill()
         throw LoadClient.Failure.protocolError("mosquitto did not start")
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let rc = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                guard bind(fd, pointer, length) == 0 else { return Int32(-1) }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard rc == 0 else { throw LoadClient.Failure.system("bind", errno) }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     func stop() {
-        self.process.terminate()
+        self.process.kill(SIGTERM)
         self.process.waitUntilExit()
     }
 }

@@ -4,8 +4,10 @@
 // one subscriber connection through a mosquitto started by this program on a free loopback port:
 //
 // - Baseline (C): `mosquitto_sub -C N+1 -q Q` subscribes (readiness is detected from a retained marker
-//   it prints first), then `mosquitto_pub -l -q Q` publishes N lines read from a file. The time runs
-//   from starting mosquitto_pub until mosquitto_sub has received all N messages and exited.
+//   it prints first; it prints to a temporary file), then `mosquitto_pub -l -q Q` publishes N lines read
+//   from a file. The time runs from starting mosquitto_pub until mosquitto_sub has received all N
+//   messages and exited. The tools run as `CoatyTesting.ChildProcess`es (posix_spawn), not Foundation
+//   `Process`es, whose `run()` crashes now and then on Linux with Swift 6.3.1.
 // - Ours: a subscriber `MQTTTransport` connection subscribes at QoS Q; the time runs from opening the
 //   publisher connection until the subscriber has received all N messages. QoS 0 publishes are issued
 //   back to back; QoS 1 publishes run in 20 concurrent lanes, mosquitto_pub's default in-flight window.
@@ -17,6 +19,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
+import CoatyTesting
 import Foundation
 import Glibc
 import Synchronization
@@ -33,28 +36,19 @@ func findExecutable(_ candidates: [String]) throws -> String {
     return path
 }
 
-/// A free loopback port: bind port 0, read it back, close.
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw BenchmarkError("socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
-    }
-    guard bound else { throw BenchmarkError("bind failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
+func stop(_ process: ChildProcess) {
+    process.kill()
+    process.waitUntilExit()
 }
 
-func stop(_ process: Process) {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+/// Waits until `process` has written a whole line to its standard output.
+func waitForFirstLine(of process: ChildProcess, name: String) throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !process.output.contains("\n") {
+        guard process.isRunning else { throw BenchmarkError("\(name) ended early: \(process.errorOutput)") }
+        guard ContinuousClock.now < deadline else { throw BenchmarkError("\(name) printed nothing") }
+        usleep(1_000)
+    }
 }
 
 /// Collects received messages and signals when the expected count has arrived.
@@ -104,44 +98,33 @@ func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String
     -> Double
 {
     // A retained marker makes mosquitto_sub print a first line as soon as it is subscribed.
-    let marker = Process()
-    marker.executableURL = URL(fileURLWithPath: pub)
-    marker.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-q", "1", "-m", "ready"]
-    try marker.run()
+    let marker = try ChildProcess.spawn(
+        pub,
+        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-q", "1", "-m", "ready"]
+    )
     marker.waitUntilExit()
 
-    let subscriber = Process()
-    subscriber.executableURL = URL(fileURLWithPath: sub)
-    subscriber.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-C", "\(count + 1)"]
-    let output = Pipe()
-    subscriber.standardOutput = output
-    try subscriber.run()
+    // Its output goes to a file (see ChildProcess), which is read only for the first line.
+    let subscriber = try ChildProcess.spawn(
+        sub,
+        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-C", "\(count + 1)"],
+        captureOutput: true
+    )
     defer { stop(subscriber) }
-    let reader = output.fileHandleForReading
-    var firstLine = Data()
-    while !firstLine.contains(UInt8(ascii: "\n")) {
-        let chunk = reader.availableData
-        guard !chunk.isEmpty else { throw BenchmarkError("mosquitto_sub ended early") }
-        firstLine.append(chunk)
-    }
-    // Clear the retained marker so later runs are not affected by it.
-    let clear = Process()
-    clear.executableURL = URL(fileURLWithPath: pub)
-    clear.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-n"]
+    try waitForFirstLine(of: subscriber, name: "mosquitto_sub")
 
-    let publisher = Process()
-    publisher.executableURL = URL(fileURLWithPath: pub)
-    publisher.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-l"]
-    publisher.standardInput = FileHandle(forReadingAtPath: inputFile)
     let start = ContinuousClock.now
-    try publisher.run()
-    _ = reader.readDataToEndOfFile()
+    let publisher = try ChildProcess.spawn(
+        pub,
+        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-l"],
+        input: .file(inputFile)
+    )
     subscriber.waitUntilExit()
     let elapsed = ContinuousClock.now - start
     publisher.waitUntilExit()
-    try clear.run()
-    clear.waitUntilExit()
-    guard subscriber.terminationStatus == 0 else { throw BenchmarkError("mosquitto_sub failed") }
+    // Clear the retained marker so later runs are not affected by it.
+    try ChildProcess.spawn(pub, ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-n"]).waitUntilExit()
+    guard subscriber.exitStatus == 0 else { throw BenchmarkError("mosquitto_sub failed") }
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
@@ -192,7 +175,7 @@ func format(_ value: Double) -> String {
 let mosquittoPath = try findExecutable(["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"])
 let pubPath = try findExecutable(["/usr/bin/mosquitto_pub", "/usr/local/bin/mosquitto_pub"])
 let subPath = try findExecutable(["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub"])
-let port = try freePort()
+let port = try LoopbackPort.unused()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mqtt-bench-\(UUID())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
@@ -201,12 +184,7 @@ let configPath = directory.appendingPathComponent("mosquitto.conf").path
 try
     "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 0\nmax_inflight_messages 20\n"
     .write(toFile: configPath, atomically: true, encoding: .utf8)
-let broker = Process()
-broker.executableURL = URL(fileURLWithPath: mosquittoPath)
-broker.arguments = ["-c", configPath]
-broker.standardOutput = FileHandle.nullDevice
-broker.standardError = FileHandle.nullDevice
-try broker.run()
+let broker = try ChildProcess.spawn(mosquittoPath, ["-c", configPath])
 defer { stop(broker) }
 let url = "mqtt://127.0.0.1:\(port)"
 // Wait until the broker accepts connections.

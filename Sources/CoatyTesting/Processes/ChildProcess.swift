@@ -30,6 +30,8 @@ public final class ChildProcess: Sendable {
         case none
         /// These bytes, then end of file.
         case bytes([UInt8])
+        /// The file at this path, then end of file (for large inputs, which ``bytes(_:)`` would copy).
+        case file(String)
         /// A pipe kept open until ``closeInput()``: closing it is the child's end of input.
         case pipe
     }
@@ -94,6 +96,8 @@ public final class ChildProcess: Sendable {
                 throw ChildProcessError("cannot write the input file \(path)")
             }
             inputPath = path
+            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+        case .file(let path):
             posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
         case .pipe:
             // Both ends close-on-exec, so no other child inherits them (the spawn lock keeps our own

@@ -107,6 +107,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     package func publish(_ message: TransportMessage) async throws {
         let packet = try Self.packet(for: message)
+        self.socket.noteExchange()
         if packet.qos == .atMostOnce {
             while try !self.queueAtMostOnce(packet) { try await self.waitForDrain() }
         } else {
@@ -118,6 +119,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// acknowledgement, and a full outbound buffer return `false`.
     package func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
         let packet = try Self.packet(for: message)
+        self.socket.noteExchange()
         return packet.qos == .atMostOnce ? try self.queueAtMostOnce(packet) : false
     }
 

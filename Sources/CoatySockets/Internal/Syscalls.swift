@@ -32,9 +32,16 @@ enum Syscalls {
         try Self.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
     }
 
+    /// The monotonic clock in nanoseconds (`CLOCK_MONOTONIC`, read through the vDSO: no system call).
+    static func monotonicNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
     /// Asks the kernel to acknowledge received data at once instead of delaying the ACK (Linux; the
-    /// kernel falls back to delayed ACKs on its own, so it is asked again after each read that had to
-    /// wait for data).
+    /// kernel falls back to delayed ACKs on its own, so `TCPConnection` asks again after each read
+    /// during an exchange).
     ///
     /// A peer that uses Nagle's algorithm (mosquitto does by default) holds a small packet back
     /// while an earlier one is unacknowledged. When the earlier one needs no answer (an UNSUBACK)

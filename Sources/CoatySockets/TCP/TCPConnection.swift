@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -15,15 +17,48 @@ package final class TCPConnection: Sendable {
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
     package let remoteDescription: String
-    /// Whether a read that had to wait for data asks the kernel to acknowledge at once (see
-    /// `Syscalls.requestQuickAcknowledgement`): set for connections we open, so a client never waits on
-    /// a broker's Nagle delay; not for accepted ones, where it would cost a broker throughput.
+    /// Whether a read during an exchange (``noteExchange()``) asks the kernel to acknowledge at once
+    /// (see `Syscalls.requestQuickAcknowledgement`): set for connections we open, so a client never
+    /// waits on a broker's Nagle delay; not for accepted ones, where it would cost a broker throughput.
     private let acknowledgesAtOnce: Bool
+    /// When ``noteExchange()`` was last called, in `Syscalls.monotonicNanoseconds()`.
+    private let lastExchange = Atomic<Int64>(.min)
+
+    /// How long after ``noteExchange()`` reads are still acknowledged at once: 200 ms, Linux's longest
+    /// delayed ACK (`TCP_DELACK_MAX`).
+    ///
+    /// Delayed ACKs stall a peer that sends with Nagle's algorithm in an exchange: this side sends a
+    /// request, the peer answers with a small packet (a SUBACK) and holds the next one (the response)
+    /// until that is acknowledged, while the kernel delays the ACK to ride on data this side is not
+    /// going to send. So every read in the window asks for an immediate ACK; asking only after reads
+    /// that had to wait still let 0 to 3 % of Call → Return round trips over mosquitto stall for
+    /// 40 ms. Outside an exchange nothing is asked, as other MQTT clients do: acknowledging each read
+    /// at once would break up the peer's coalescing of a stream of small messages. With mosquitto, a
+    /// subscriber then read about two messages per `recv` instead of hundreds and lost about a quarter
+    /// of its throughput, and even one immediate ACK of the SUBACK just before such a stream did (see
+    /// Docs/Benchmarks.md). The price: what the peer sends right after a SUBACK to a connection that
+    /// has not published for 200 ms may wait for the delayed ACK, once.
+    private static let quickAcknowledgementWindow: Int64 = 200_000_000
 
     private init(handle: SocketHandle, remoteDescription: String, acknowledgesAtOnce: Bool) {
         self.handle = handle
         self.remoteDescription = remoteDescription
         self.acknowledgesAtOnce = acknowledgesAtOnce
+    }
+
+    /// Marks that this side is sending something it may wait for an answer to (an MQTT client calls
+    /// it for each PUBLISH): on a connection we opened, what it reads in the next
+    /// ``quickAcknowledgementWindow`` is acknowledged at once (see
+    /// `Syscalls.requestQuickAcknowledgement`). Costs one clock read.
+    package func noteExchange() {
+        guard self.acknowledgesAtOnce else { return }
+        self.lastExchange.store(Syscalls.monotonicNanoseconds(), ordering: .relaxed)
+    }
+
+    /// Whether a read should ask for an immediate ACK (see ``noteExchange()``).
+    private var acknowledgesNow: Bool {
+        let exchange = self.lastExchange.load(ordering: .relaxed)
+        return exchange != .min && Syscalls.monotonicNanoseconds() - exchange < Self.quickAcknowledgementWindow
     }
 
     deinit {
@@ -45,7 +80,8 @@ package final class TCPConnection: Sendable {
     /// - Parameters:
     ///   - host: An IPv4 or IPv6 literal, or a name such as `localhost`.
     ///   - port: The server's port.
-    /// - Returns: The connection, with `TCP_NODELAY` set, acknowledging at once data it waited for.
+    /// - Returns: The connection, with `TCP_NODELAY` set, acknowledging at once during exchanges
+    ///   (``noteExchange()``).
     /// - Throws: ``SocketError`` (for example `ECONNREFUSED`); `CancellationError` if cancelled.
     package static func connect(host: String, port: Int) async throws -> TCPConnection {
         let addresses = try SocketAddress.resolve(host: host, port: port, passive: false)
@@ -102,8 +138,6 @@ package final class TCPConnection: Sendable {
     /// - Throws: ``SocketError`` (closed by ``close()``, `ECONNRESET`, …); `CancellationError`.
     package func read(maxBytes: Int = 65_536) async throws -> [UInt8] {
         let capacity = max(1, maxBytes)
-        let acknowledgesAtOnce = self.acknowledgesAtOnce
-        var hasWaited = false
         return try await self.handle.perform(.read, call: "read") { fd in
             var failure: SocketHandle.CallResult<[UInt8]> = .wouldBlock
             let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
@@ -111,13 +145,11 @@ package final class TCPConnection: Sendable {
                 case .done(let n):
                     count = n
                     failure = .done([])
-                    // Only data we had to wait for: a stream that keeps the socket busy is acknowledged
-                    // often enough anyway, and asking on every read costs throughput.
-                    if n > 0, acknowledgesAtOnce, hasWaited { Syscalls.requestQuickAcknowledgement(fd) }
+                    // Only during an exchange: see `quickAcknowledgementWindow`.
+                    if n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
                 case .wouldBlock:
                     count = 0
                     failure = .wouldBlock
-                    hasWaited = true
                 case .failed(let code):
                     count = 0
                     failure = .failed(code)

@@ -87,18 +87,20 @@ public final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // The file standard input is opened from, unless it is a pipe.
+        var inputFile: String?
         switch input {
         case .none:
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            inputFile = "/dev/null"
         case .bytes(let bytes):
             let path = stem + ".in"
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
                 throw ChildProcessError("cannot write the input file \(path)")
             }
             inputPath = path
-            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+            inputFile = path
         case .file(let path):
-            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+            inputFile = path
         case .pipe:
             // Both ends close-on-exec, so no other child inherits them (the spawn lock keeps our own
             // spawns out of the window between pipe() and fcntl(); `pipe2` is not in Swift's Glibc).
@@ -111,6 +113,7 @@ public final class ChildProcess: Sendable {
             pipeEnds = (fds[0], fds[1])
             posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
         }
+        if let inputFile { posix_spawn_file_actions_addopen(&actions, 0, inputFile, O_RDONLY, 0) }
         // Close every other descriptor in the child, whatever its close-on-exec flag: a socket this
         // process accepts in parallel is close-on-exec only after a separate fcntl.
         Self.closeOtherDescriptors(in: &actions)

@@ -89,7 +89,10 @@ public final class MQTTBroker: Sendable {
             configuration.maximumInFlightMessagesPerClient <= 65_535,
             configuration.maximumRetainedMessages >= 0
         else {
-            throw BrokerError(.invalidConfiguration, "limits must be positive (packet size at least 16 bytes)")
+            throw BrokerError(
+                .invalidConfiguration,
+                "queue and in-flight limits must be at least 1 (in-flight at most 65,535), the retained limit at least 0 and the packet size at least 16 bytes"
+            )
         }
         // A PUBLISH accepted under this size and re-sent with a packet id (2 more bytes) must still have a
         // valid remaining length, which outgoing encoding relies on.

@@ -78,8 +78,12 @@ public final class CommunicationManager: Sendable {
     /// for `.online` with it instead of sleeping:
     ///
     /// ```swift
-    /// _ = await manager.observeCommunicationState().first { $0 == .online }
+    /// for await state in manager.observeCommunicationState() where state == .online { break }
     /// ```
+    ///
+    /// The loop compiles anywhere. `first { $0 == .online }` does too inside a nonisolated function,
+    /// but not in top-level code or on the main actor, where Swift 6 refuses to send the main-actor
+    /// closure to the nonisolated `first(where:)`.
     public func observeCommunicationState() -> EventStream<CommunicationState> {
         let (stream, continuation) = EventStream<CommunicationState>.makeStream(bufferingNewest: 16)
         let id = self.state.withLock { state -> ObserverID in

@@ -17,7 +17,23 @@ struct SessionID: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Nodes live in an array arena and are pruned when they become empty, so memory follows the number of
 /// live subscriptions.
+///
+/// Matching descends one level per call, so the broker admits no topic or filter deeper than
+/// ``maximumLevels`` (see ``admits(_:)``): MQTT allows 65,535 empty levels, and a subscription and a
+/// publish of 50,000 `/` each overflowed the thread's stack here, as they did mosquitto's before its fix
+/// for CVE-2019-11779. The limit also keeps a single filter from taking thousands of nodes.
 struct SubscriptionTrie: Sendable {
+    /// The most levels a topic or filter may have: 201, that is at most 200 `/`, mosquitto's limit
+    /// (`TOPIC_HIERARCHY_LIMIT`). Coaty's topics have six or seven.
+    static let maximumLevels = 201
+
+    /// Whether `topic` (a topic name or filter) has at most ``maximumLevels`` levels.
+    static func admits(_ topic: String) -> Bool {
+        var separators = 0
+        for byte in topic.utf8 where byte == UInt8(ascii: "/") { separators += 1 }
+        return separators < Self.maximumLevels
+    }
+
     private struct Node: Sendable {
         var parent: Int
         var level: [UInt8]

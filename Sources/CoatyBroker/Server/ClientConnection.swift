@@ -281,6 +281,7 @@ struct ClientConnection: Sendable {
                 guard let filter = try? TopicFilter(subscription.filter) else {
                     return .protocolViolation("invalid topic filter '\(subscription.filter)'")
                 }
+                guard SubscriptionTrie.admits(subscription.filter) else { return Self.tooManyLevels("topic filter") }
                 filters.append((filter, subscription.qos.qualityOfService))
             }
             logger.debug(
@@ -306,6 +307,9 @@ struct ClientConnection: Sendable {
             }
             return reason
         case .unsubscribe(let unsubscribe):
+            guard unsubscribe.filters.allSatisfy(SubscriptionTrie.admits) else {
+                return Self.tooManyLevels("topic filter")
+            }
             logger.debug(
                 "unsubscribe",
                 metadata: ["client": state.clientID ?? "", "filters": unsubscribe.filters.joined(separator: ",")]
@@ -324,6 +328,12 @@ struct ClientConnection: Sendable {
             self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
             return .disconnected
         }
+    }
+
+    /// Closes a connection that sent a topic or filter deeper than the broker admits (see
+    /// ``SubscriptionTrie/maximumLevels``), as mosquitto does. The topic is not quoted: it may be 64 KiB.
+    private static func tooManyLevels(_ what: String) -> CloseReason {
+        .protocolViolation("\(what) with more than \(SubscriptionTrie.maximumLevels) levels")
     }
 
     /// Flow control for a publisher that outpaces some subscriber.
@@ -414,6 +424,7 @@ struct ClientConnection: Sendable {
             guard TopicName.isValid(connectWill.topic) else {
                 return .protocolViolation("invalid will topic '\(connectWill.topic)'")
             }
+            guard SubscriptionTrie.admits(connectWill.topic) else { return Self.tooManyLevels("will topic") }
             will = BrokerMessage(
                 topic: connectWill.topic,
                 payload: connectWill.payload,
@@ -468,6 +479,7 @@ struct ClientConnection: Sendable {
         guard TopicName.isValid(publish.topic) else {
             return .protocolViolation("invalid topic '\(publish.topic)'")
         }
+        guard SubscriptionTrie.admits(publish.topic) else { return Self.tooManyLevels("topic") }
         if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
             return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")

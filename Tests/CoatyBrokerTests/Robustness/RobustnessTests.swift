@@ -98,6 +98,77 @@ struct RobustnessTests {
         }
     }
 
+    /// MQTT allows a topic of 65,535 empty levels. A subscription and a publish of 60,000 `/` each used
+    /// to overflow the stack of the trie's recursive match and kill the broker (signal 11); the broker now
+    /// admits at most 201 levels, as mosquitto does, and closes a connection that sends more.
+    @Test func topicsAndFiltersDeeperThan201LevelsCloseOnlyTheSender() async throws {
+        try await MQTTBroker.withRunning { broker in
+            let deepest = String(repeating: "/", count: 200)
+            // 201 levels are admitted, for filters and topics alike.
+            var subscriber = try await RawMQTTClient.connected(port: broker.port, clientID: "deep-subscriber")
+            try await subscriber.send(
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 1,
+                        subscriptions: [MQTTSubscription(filter: deepest, qos: .atMostOnce)]
+                    )
+                )
+            )
+            #expect(
+                try await subscriber.receivePacket()
+                    == .suback(MQTTSubAckPacket(packetID: 1, returnCodes: [.granted(.atMostOnce)]))
+            )
+            let publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "deep-publisher")
+            try await publisher.send(.publish(MQTTPublishPacket(topic: deepest, payload: [1])))
+            guard case .publish(let delivered) = try await subscriber.receivePacket() else {
+                Issue.record("expected the delivery at 201 levels")
+                return
+            }
+            #expect(delivered.topic == deepest)
+
+            let tooDeep = String(repeating: "/", count: 201)
+            let huge = String(repeating: "/", count: 60_000)
+            let refused: [MQTTPacket] = [
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 2,
+                        subscriptions: [MQTTSubscription(filter: tooDeep, qos: .atMostOnce)]
+                    )
+                ),
+                .subscribe(
+                    MQTTSubscribePacket(packetID: 2, subscriptions: [MQTTSubscription(filter: huge, qos: .atMostOnce)])
+                ),
+                .unsubscribe(MQTTUnsubscribePacket(packetID: 3, filters: [tooDeep])),
+                .publish(MQTTPublishPacket(topic: tooDeep, payload: [2])),
+                .publish(MQTTPublishPacket(topic: huge, payload: [3])),
+            ]
+            // Each client stays open until the end, so that a deep filter admitted by mistake would still be
+            // in place when the deep topic is published.
+            var clients: [RawMQTTClient] = []
+            for (index, packet) in refused.enumerated() {
+                var client = try await RawMQTTClient.connected(port: broker.port, clientID: "too-deep-\(index)")
+                try await client.send(packet)
+                #expect(await client.isClosedByPeer(), "packet \(index) was admitted")
+                clients.append(client)
+            }
+            var will = try await RawMQTTClient.connect(port: broker.port)
+            try await will.send(
+                .connect(
+                    MQTTConnectPacket(
+                        clientID: "too-deep-will",
+                        cleanSession: true,
+                        keepAliveSeconds: 60,
+                        will: MQTTWill(topic: tooDeep, payload: [4], qos: .atMostOnce, retain: false)
+                    )
+                )
+            )
+            #expect(await will.isClosedByPeer())
+            // The broker still serves, and nothing of the refused packets reached the subscriber.
+            try await self.expectAlive(&subscriber)
+            #expect(clients.count == refused.count)
+        }
+    }
+
     @Test func abruptDisconnectsReleaseSessions() async throws {
         try await MQTTBroker.withRunning { broker in
             let events = broker.events()

@@ -189,7 +189,6 @@ struct ClientConnection: Sendable {
                 return .connectionLost("\(error)")
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
-            watch.touch()
             // A read that finds data does not suspend; yield so that a client that keeps sending cannot
             // monopolise an executor thread and starve the writers that drain its messages.
             await Task.yield()
@@ -219,13 +218,21 @@ struct ClientConnection: Sendable {
     ///
     /// A synchronous function of its own, never inlined into the reader, so handling a packet adds
     /// nothing to the reader's async frame (see the comment above ``opened()``).
+    ///
+    /// Only whole packets count as activity, once per call that decoded any: the keep-alive deadline
+    /// waits for a Control Packet [MQTT-3.1.2-24], and the connect timeout runs from the accept until
+    /// CONNECT. Counting bytes let a client that sends one byte of a never-ending packet every few
+    /// seconds keep its connection, and the up to `maximumPacketSize` bytes buffered for it, forever.
     @inline(never)
     private func handleBuffered(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> ReaderStep? {
+        var decodedAny = false
+        defer { if decodedAny, state.session != nil { watch.touch() } }
         while true {
             let packet: MQTTPacket
             do {
                 guard let next = try state.decoder.next() else { return nil }
                 packet = next
+                decodedAny = true
             } catch {
                 if state.session == nil, case .unsupportedProtocolLevel = error {
                     _ = outbox.enqueue(
@@ -545,7 +552,7 @@ final class ActivityWatch: Sendable {
         self.state = Mutex(State(lastActivity: .now, limit: limit))
     }
 
-    /// Records that bytes arrived.
+    /// Records that a whole packet arrived.
     func touch() {
         self.state.withLock { $0.lastActivity = .now }
     }

@@ -115,6 +115,36 @@ struct MQTTBrokerTests {
         }
     }
 
+    /// Sends one byte of a never-ending packet every 50 ms, like a slowloris client, until the broker
+    /// closes the connection or `limit` passes; returns whether it closed.
+    private func trickleUntilClosed(_ client: inout RawMQTTClient, limit: Duration) async -> Bool {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            try? await client.send([0x00])
+            if await client.isClosedByPeer(timeout: .milliseconds(50)) { return true }
+        }
+        return false
+    }
+
+    @Test func aTrickleOfBytesDoesNotExtendTheConnectTimeout() async throws {
+        try await MQTTBroker.withRunning(configuration: .init(connectTimeout: .milliseconds(300))) { broker in
+            var client = try await RawMQTTClient.connect(port: broker.port)
+            // A CONNECT announcing about 1 MiB, which never completes.
+            try await client.send([0x10, 0xFB, 0xFF, 0x3F, 0x00, 0x04])
+            #expect(await self.trickleUntilClosed(&client, limit: .seconds(5)))
+        }
+    }
+
+    @Test func aTrickleOfBytesDoesNotExtendTheKeepAlive() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "trickle", keepAlive: 1)
+            // A PUBLISH announcing about 1 MiB, which never completes: no Control Packet arrives, so
+            // the broker closes the connection 1.5 s after CONNECT.
+            try await client.send([0x30, 0xFB, 0xFF, 0x3F, 0x00, 0x01, 0x61])
+            #expect(await self.trickleUntilClosed(&client, limit: .seconds(6)))
+        }
+    }
+
     @Test func gracefulDisconnectDiscardsTheWill() async throws {
         try await MQTTBroker.withRunning { broker in
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")

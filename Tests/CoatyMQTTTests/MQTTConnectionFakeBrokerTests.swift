@@ -236,6 +236,89 @@ struct MQTTConnectionFakeBrokerTests {
         #expect(lost - connack < .milliseconds(6000), "a dead link must be noticed within 1.5 × keep-alive")
     }
 
+    @Test func aTrickledPacketDoesNotKeepADeadBrokerAlive() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (error, lost) = try await self.withFakeBroker(
+            configure: { $0.keepAlive = .seconds(1) },
+            broker: { session in
+                try await session.acceptConnect()
+                // The header of a PUBLISH of 16 MiB - 100 bytes, then one byte every 100 ms for at most
+                // 10 s: bytes keep coming, but no packet ever completes and no PINGRESP is sent.
+                try await session.sendRaw([0x30, 0x9C, 0xFF, 0xFF, 0x07])
+                for _ in 0..<100 {
+                    try await Task.sleep(for: .milliseconds(100))
+                    do { try await session.sendRaw([0x00]) } catch { return }
+                }
+            },
+            client: { transport in
+                let error = await self.lossError(transport)
+                return (error, clock.now)
+            }
+        )
+        #expect(error?.code == .connectionLost)
+        // One keep-alive after the CONNACK, plus slack for a loaded machine; the trickle lasts 10 s.
+        #expect(lost - start < .seconds(5), "the keep-alive counted bytes of an unfinished packet")
+    }
+
+    @Test func aBrokerThatFloodsAndNeverReadsIsHeldBackByTCP() async throws {
+        // QoS 1 PUBLISHes, each answered by a 4-byte PUBACK that this broker never reads. The client
+        // must stop reading once its unsent acknowledgements pass its outbound high-water mark, so the
+        // broker's writes block; before, it read on and its PUBACKs grew without bound.
+        var batch: [UInt8] = []
+        for index in 0..<10_000 {
+            let id = UInt16(index % 65_535 + 1)
+            batch += [0x32, 0x07, 0x00, 0x03, 0x61, 0x2F, 0x78, UInt8(id >> 8), UInt8(id & 0xFF)]
+        }
+        let flood = batch
+        let (outcome, outcomes) = AsyncStream<(heldBack: Bool, bytes: Int)>.makeStream()
+        _ = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                let connection = session.connection
+                var written = 0
+                // 64 MiB: over seven million messages, far beyond what the kernel's buffers absorb.
+                while written < 64 << 20 {
+                    // A write that has not finished after 1 s is blocked: the client stopped reading.
+                    let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
+                        group.addTask {
+                            try await connection.write(flood)
+                            return true
+                        }
+                        group.addTask {
+                            try await Task.sleep(for: .seconds(1))
+                            return false
+                        }
+                        let first = try await group.next() ?? false
+                        group.cancelAll()
+                        return first
+                    }
+                    guard finished else {
+                        outcomes.yield((true, written))
+                        outcomes.finish()
+                        return
+                    }
+                    written += flood.count
+                }
+                outcomes.yield((false, written))
+                outcomes.finish()
+            },
+            client: { transport in
+                await #expect(throws: TransportError.self) {
+                    try await transport.withConnection(.init(clientID: "flooded"), onMessage: { _ in }) {
+                        connection in
+                        // Until the broker gives up and closes the connection.
+                        await connection.waitUntilClosed()
+                        throw TransportError(.connectionLost, "closed")
+                    }
+                }
+            }
+        )
+        var iterator = outcome.makeAsyncIterator()
+        let result = try #require(await iterator.next())
+        #expect(result.heldBack, "the client read all \(result.bytes) bytes and queued their PUBACKs")
+    }
+
     @Test func answeredPingsKeepTheConnectionAlive() async throws {
         let pingCount = try await self.withFakeBroker(
             // 2 s: a PINGRESP has half a keep-alive to arrive, and 1 s survives a heavily loaded machine

@@ -18,7 +18,9 @@ import Synchronization
 /// The first failure (I/O error, EOF, malformed packet, protocol violation, missing PINGRESP) is
 /// recorded once; it closes the socket and fails every pending and later operation.
 package final class MQTTConnection: TransportConnection, Sendable {
-    /// Above this many queued outbound bytes, publishers wait for the writer (backpressure).
+    /// Above this many queued outbound bytes, publishers wait for the writer (backpressure), and so does
+    /// the reader, whose packets queue acknowledgements: a broker that floods QoS 1 PUBLISHes and never
+    /// reads our PUBACKs would otherwise grow the buffer without bound (4 bytes a message).
     static let outboundHighWater = 1 << 20
 
     let socket: TCPConnection
@@ -497,20 +499,31 @@ package final class MQTTConnection: TransportConnection, Sendable {
     // MARK: - Reader
 
     /// Reads and handles packets until the connection fails or the task is cancelled.
+    ///
+    /// Only whole packets prove the broker alive to the keep-alive: bytes of a packet that never
+    /// completes (a broker trickling one byte at a time) do not. While the outbound buffer is above
+    /// ``outboundHighWater`` (acknowledgements the broker does not read), the reader stops reading, so
+    /// TCP's flow control slows the broker instead of our memory growing.
     func runReader(decoder: MQTTPacketDecoder) async {
         var decoder = decoder
         do {
             while true {
+                var handledAny = false
                 while let packet = try decoder.next() {
                     try self.handle(packet)
+                    handledAny = true
                 }
+                let isBacklogged = self.state.withLock { state in
+                    if handledAny {
+                        state.lastReceived = .now
+                        state.isPingOutstanding = false
+                    }
+                    return state.outbound.count >= Self.outboundHighWater
+                }
+                if isBacklogged { try await self.waitForDrain() }
                 let bytes = try await self.socket.read()
                 guard !bytes.isEmpty else {
                     throw TransportError(.connectionLost, "\(self.broker) closed the connection")
-                }
-                self.state.withLock { state in
-                    state.lastReceived = .now
-                    state.isPingOutstanding = false
                 }
                 decoder.append(bytes)
             }
@@ -670,7 +683,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     // MARK: - Keep-alive
 
     /// Sends PINGREQ after half a keep-alive without traffic in either direction, and fails the
-    /// connection when nothing at all has been received for a whole keep-alive while a PINGREQ is
+    /// connection when no whole packet has been received for a whole keep-alive while a PINGREQ is
     /// outstanding. A dead link is therefore noticed one keep-alive after the last packet received,
     /// within the 1½ × keep-alive the standard gives the broker [MQTT-3.1.2-24]. The loop sleeps until
     /// the next instant at which it has something to do.

@@ -174,30 +174,46 @@ struct BrokerSessions: Sendable {
 
     private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
     {
-        guard var session = self.sessions[key] else { return }
+        guard let index = self.sessions.index(forKey: key) else { return }
         if message.qos == .atMostOnce {
             // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
-            if let connection = session.connection {
+            if let connection = self.sessions.values[index].connection {
                 outputs.append(.publish(connection, message, packetID: nil, dup: false))
             }
             return
         }
-        if let connection = session.connection, session.inFlight.count < self.limits.maximumInFlight,
+        // The session is changed in place (see `withSession`): a copy would make appending to its
+        // queue copy the whole queue.
+        let (congested, dropped) = Self.deliverAcknowledged(
+            message,
+            to: &self.sessions.values[index],
+            maximumInFlight: self.limits.maximumInFlight,
+            into: &outputs
+        )
+        if let congested { self.congestedSessions.insert(congested) }
+        if dropped { self.droppedMessages += 1 }
+    }
+
+    /// Sends a QoS 1/2 message at once if the session's window has room, or queues it; returns the
+    /// session if its queue is filling up, and whether the queue dropped its oldest message.
+    private static func deliverAcknowledged(
+        _ message: BrokerMessage,
+        to session: inout Session,
+        maximumInFlight: Int,
+        into outputs: inout [Output]
+    ) -> (congested: SessionID?, dropped: Bool) {
+        if let connection = session.connection, session.inFlight.count < maximumInFlight,
             session.pending.isEmpty, let packetID = session.allocatePacketID()
         {
             let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
             session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
             outputs.append(.publish(connection, message, packetID: packetID, dup: false))
-        } else {
-            if session.connection != nil, session.pending.count * 4 >= session.pending.capacity {
-                self.congestedSessions.insert(session.id)
-            }
-            if session.pending.append(message) != nil {
-                session.droppedMessages += 1
-                self.droppedMessages += 1
-            }
+            return (nil, false)
         }
-        self.sessions[key] = session
+        let congested = session.connection != nil && session.pending.count * 4 >= session.pending.capacity
+        guard session.pending.append(message) != nil else { return (congested ? session.id : nil, false) }
+        session.droppedMessages += 1
+        return (congested ? session.id : nil, true)
     }
 
     /// Moves queued messages into free in-flight slots while the client is online.
@@ -316,14 +332,18 @@ struct BrokerSessions: Sendable {
         _ = self.withSession(session) { $0.inboundQoS2.remove(packetID) }
     }
 
+    /// Runs `body` on the session in place.
+    ///
+    /// In place, not copied out and written back: with a copy alive, the first change to each of its
+    /// collections copies it whole. A client that kept 65,535 QoS 2 identifiers unreleased made every
+    /// PUBLISH copy that set (5.6 → 90 µs a packet), and every acknowledgement copied the in-flight
+    /// window it changed.
     private mutating func withSession<Result>(
         _ id: SessionID,
         _ body: (inout Session) -> Result
     ) -> Result? {
-        guard let key = self.sessionKeys[id], var session = self.sessions[key] else { return nil }
-        let result = body(&session)
-        self.sessions[key] = session
-        return result
+        guard let key = self.sessionKeys[id], let index = self.sessions.index(forKey: key) else { return nil }
+        return body(&self.sessions.values[index])
     }
 
     // MARK: - Flow control

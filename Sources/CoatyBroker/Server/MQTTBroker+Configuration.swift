@@ -18,8 +18,11 @@ extension MQTTBroker {
         ///   and counted in ``MQTTBroker/Statistics/droppedMessages``.
         /// - QoS 0 messages for an online client are dropped and counted when this many packets are
         ///   already waiting to be written to its socket. QoS 0 is not queued for offline clients.
-        /// - A client whose socket queue grows past twice this bound (it sends but never reads its
-        ///   acknowledgements) is disconnected.
+        /// - A client with 2 × (this + ``maximumInFlightMessagesPerClient``) + 16 packets waiting for its
+        ///   socket (it sends but never reads its acknowledgements) is disconnected.
+        ///
+        /// The bound counts messages, not bytes: with messages of up to ``maximumPacketSize``, the
+        /// default lets a client that stops reading hold about 1 GiB.
         ///
         /// Defaults to 1000.
         public var maximumQueuedMessagesPerClient: Int

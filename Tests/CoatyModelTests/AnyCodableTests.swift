@@ -43,9 +43,33 @@ struct AnyCodableTests {
         }
     }
 
-    @Test func rejectsDeepNestingWithoutCrashing() {
+    @Test func rejectsDeepNestingWithoutCrashing() throws {
         #expect(throws: DecodingError.self) { try AnyCodable(json: String(repeating: "[", count: 1_000_000)) }
         #expect(throws: DecodingError.self) { try AnyCodable(json: Array("[[[1]]]".utf8), maximumDepth: 2) }
+        // A caller cannot raise the limit past 512: 50,000 levels overflowed the stack.
+        let deep = String(repeating: "[", count: 50_000) + String(repeating: "]", count: 50_000)
+        #expect(throws: DecodingError.self) { try AnyCodable(json: Array(deep.utf8), maximumDepth: 100_000) }
+        #expect(throws: DecodingError.self) {
+            try CoatyJSONDecoder(maximumDepth: 100_000).decode(AnyCodable.self, from: Array(deep.utf8))
+        }
+        let fits = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        _ = try AnyCodable(json: Array(fits.utf8), maximumDepth: 100_000)
+    }
+
+    /// Swift normalises a string to hash or compare it, in time quadratic in a run of combining marks
+    /// of alternating classes; Unicode's stream-safe limit of 30 such marks in a row keeps that linear.
+    @Test func stringsWithMoreThan30CombiningMarksInARowAreRefused() throws {
+        let marks = { (count: Int) in String(repeating: "\u{301}\u{316}", count: count / 2) }
+        let accepted = "e" + marks(30) + " and ü, 😀, 中文, \u{1F1E9}\u{1F1EA}"
+        #expect(try AnyCodable(json: Array(#"{"k":"\#(accepted)"}"#.utf8)) == ["k": .string(accepted)])
+        for json in [
+            #""x\#(marks(32))""#,  // a value
+            #"{"a\#(marks(80_000))":1}"#,  // a key of 320 KB, which took over a minute to hash
+            #""\u0061\#(marks(32))""#,  // with an escape, through the other path
+            #""a\#(String(repeating: "\\u0301", count: 31))""#,  // marks written as escapes
+        ] {
+            #expect(throws: DecodingError.self) { try AnyCodable(json: Array(json.utf8)) }
+        }
     }
 
     static let sample: AnyCodable = [

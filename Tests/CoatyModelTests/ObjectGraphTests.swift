@@ -213,5 +213,9 @@ struct ObjectGraphTests {
         #expect(throws: DecodingError.self) {
             try ObjectGraphDecoder(family: self.family).decode(from: bytes(String(repeating: "[", count: 100_000)))
         }
+        // A caller cannot raise the limit past what the stack takes: 50,000 overflowed it.
+        #expect(throws: DecodingError.self) {
+            try ObjectGraphDecoder(family: self.family, maximumDepth: 50_000).decode(from: bytes(json))
+        }
     }
 }

@@ -20,7 +20,8 @@ public struct CoatyJSONDecoder: Sendable {
     public var options: ObjectDecodingOptions
     /// Extra user info passed to every `init(from:)`.
     public var userInfo: [CodingUserInfoKey: any Sendable]
-    /// The deepest nesting of JSON arrays and objects accepted. Defaults to 512.
+    /// The deepest nesting of JSON arrays and objects accepted. Defaults to 512, which is also the most
+    /// it accepts: parsing, decoding and freeing a tree recurse once per level.
     public var maximumDepth: Int
 
     /// Creates a decoder.
@@ -30,7 +31,7 @@ public struct CoatyJSONDecoder: Sendable {
     ///   - options: The decoding options. Defaults to failing on bad elements and sharing instances within
     ///     a decode.
     ///   - userInfo: Extra user info for your own types.
-    ///   - maximumDepth: The deepest nesting accepted.
+    ///   - maximumDepth: The deepest nesting accepted, at most 512.
     public init(
         family: ObjectFamily = ObjectFamily(),
         options: ObjectDecodingOptions = ObjectDecodingOptions(),

@@ -60,9 +60,11 @@ extension AnyCodable {
     ///
     /// - Parameters:
     ///   - json: The JSON text, for example an MQTT payload.
-    ///   - maximumDepth: The deepest nesting of arrays and objects accepted. Defaults to 512.
+    ///   - maximumDepth: The deepest nesting of arrays and objects accepted. Defaults to 512, which is
+    ///     also the most it accepts.
     /// - Throws: `DecodingError.dataCorrupted` naming the byte offset and the reason when the text is not
-    ///   valid JSON or nests too deeply.
+    ///   valid JSON, nests too deeply, or has a string with more than 30 combining marks in a row
+    ///   (Unicode's stream-safe limit, which keeps hashing and comparing strings linear).
     public init(json: some Collection<UInt8>, maximumDepth: Int = 512) throws {
         self = try JSONParser.parse(json, maximumDepth: maximumDepth)
     }

@@ -5,9 +5,24 @@
 /// without fraction or exponent that fit in `Int` become ``AnyCodable/int(_:)``; every other number
 /// becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
 /// overflow. Duplicate object keys keep the last value, as `JSON.parse` does.
+///
+/// Two limits keep hostile input from taking the stack or the CPU:
+/// - Nesting is capped at ``depthCeiling`` whatever a caller asks for: the parser, the decoders built
+///   on it and the tree's deallocation all recurse once per level, and 50,000 levels overflowed an
+///   8 MiB stack.
+/// - A string may hold at most ``maximumNonStarters`` combining marks (non-starters) in a row, Unicode's
+///   stream-safe limit (UAX #15). Swift normalises a string to hash or compare it, which takes time
+///   quadratic in such a run: one object key of 80,000 alternating marks (320 KB) held an agent's
+///   receive path for over a minute. No text needs more; JavaScript would accept it.
 struct JSONParser {
     /// The default nesting limit for arrays and objects.
     static let defaultMaximumDepth = 512
+
+    /// The deepest nesting accepted even when a caller asks for more.
+    static let depthCeiling = 512
+
+    /// The most non-starters accepted in a row in a string (UAX #15's stream-safe text format).
+    static let maximumNonStarters = 30
 
     private let bytes: [UInt8]
     private var index = 0
@@ -15,7 +30,7 @@ struct JSONParser {
 
     init(bytes: [UInt8], maximumDepth: Int = JSONParser.defaultMaximumDepth) {
         self.bytes = bytes
-        self.maximumDepth = maximumDepth
+        self.maximumDepth = min(maximumDepth, Self.depthCeiling)
     }
 
     /// Parses one complete JSON document.
@@ -146,6 +161,7 @@ struct JSONParser {
             case UInt8(ascii: "\""):
                 self.index += 1
                 guard let string = String(validating: buffer, as: UTF8.self) else { throw self.error("invalid UTF-8") }
+                try self.checkStreamSafe(string)
                 return string
             case UInt8(ascii: "\\"):
                 self.index += 1
@@ -194,7 +210,24 @@ struct JSONParser {
             return isASCII ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
         }
         guard let string else { throw self.error("invalid UTF-8") }
+        if !isASCII { try self.checkStreamSafe(string) }
         return string
+    }
+
+    /// Throws if `string` has more than ``maximumNonStarters`` non-starters in a row. Every non-starter
+    /// is at U+0300 or above, so most scalars are passed over without a property lookup.
+    private func checkStreamSafe(_ string: String) throws {
+        var run = 0
+        for scalar in string.unicodeScalars {
+            guard scalar.value >= 0x300, scalar.properties.canonicalCombiningClass != .notReordered else {
+                run = 0
+                continue
+            }
+            run += 1
+            if run > Self.maximumNonStarters {
+                throw self.error("more than \(Self.maximumNonStarters) combining marks in a row")
+            }
+        }
     }
 
     private mutating func parseHex4() throws -> UInt32 {

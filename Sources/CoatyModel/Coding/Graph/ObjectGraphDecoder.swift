@@ -10,15 +10,20 @@ public struct ObjectGraphDecoder: Sendable {
     public var family: ObjectFamily
     /// Context handed to decoding factories.
     public var factoryContext: (any Sendable)?
-    /// The longest chain of strong references (and the deepest JSON nesting) accepted. Defaults to 256.
+    /// The longest chain of strong references (and the deepest JSON nesting) accepted. Defaults to 256,
+    /// which is also the most it accepts: decoding recurses once per reference, and a caller's 50,000
+    /// overflowed the stack.
     public var maximumDepth: Int
+
+    /// The longest chain of strong references accepted whatever ``maximumDepth`` says.
+    static let depthCeiling = 256
 
     /// Creates a decoder.
     ///
     /// - Parameters:
     ///   - family: The object family. Defaults to the built-in types.
     ///   - factoryContext: Context for decoding factories.
-    ///   - maximumDepth: The longest chain of strong references accepted.
+    ///   - maximumDepth: The longest chain of strong references accepted, at most 256.
     public init(family: ObjectFamily = ObjectFamily(), factoryContext: (any Sendable)? = nil, maximumDepth: Int = 256) {
         self.family = family
         self.factoryContext = factoryContext
@@ -39,7 +44,7 @@ public struct ObjectGraphDecoder: Sendable {
             throw Self.corrupted([AnyCodingKey("objects")], "expected a non-empty array of objects")
         }
         var options = ObjectDecodingOptions(identityTracking: .disabled, factoryContext: self.factoryContext)
-        let state = ObjectGraphDecodingState(entries: entries, maximumDepth: self.maximumDepth)
+        let state = ObjectGraphDecodingState(entries: entries, maximumDepth: min(self.maximumDepth, Self.depthCeiling))
         options.graph = state
         for index in entries.indices {
             _ = try state.object(at: index, family: self.family, options: options, depth: 0)

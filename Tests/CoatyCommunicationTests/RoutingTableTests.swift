@@ -69,6 +69,22 @@ struct RoutingTableTests {
         #expect(table.receivers(of: "coaty/3/-/RTN/src/c1").isEmpty)
     }
 
+    /// The index of last levels compares bytes, as MQTT does: canonically equivalent levels that differ
+    /// in their bytes are different keys (a `String` key would take them as one, and would normalise
+    /// the sender's level to hash it).
+    @Test func lastLevelsAreKeyedByTheirBytes() throws {
+        let composed = Table.TopicLevel("caf\u{E9}"[...])
+        let decomposed = Table.TopicLevel("cafe\u{301}"[...])
+        #expect(String(composed.text) == String(decomposed.text))  // equal as Swift strings
+        #expect(composed != decomposed)
+        #expect(composed == Table.TopicLevel("xcaf\u{E9}".dropFirst()))
+        var table = Table()
+        let filter = try TopicFilter("coaty/3/-/RTN/+/caf\u{E9}")
+        _ = table.add(table.makeID(), filter: filter, kind: .coaty, receiver: "r")
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/caf\u{E9}").map(\.receiver) == ["r"])
+        #expect(table.receivers(of: "coaty/3/-/RTN/src/cafe\u{301}").isEmpty)
+    }
+
     @Test func staleUnsubscribeIsSkippedWhenAnObserverCameBack() throws {
         var table = Table()
         let filter = try TopicFilter("coaty/3/-/DAD/+")

@@ -34,7 +34,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     /// correlation id), by that level: an inbound topic can only match those whose last level is
     /// its own, so ``receivers(of:)`` looks them up instead of matching each one. With many requests
     /// outstanding this keeps routing a message from growing with their number.
-    private var filtersByLastLevel: [Substring: InlineList<TopicFilter>] = [:]
+    private var filtersByLastLevel: [TopicLevel: InlineList<TopicFilter>] = [:]
     /// The observed filters that end in a wildcard, matched against every inbound topic.
     private var wildcardEndedFilters: [TopicFilter] = []
     /// Filters that are always subscribed (built-in responders), with no observer entry.
@@ -109,7 +109,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func index(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            self.filtersByLastLevel.append(filter, forKey: level)
+            self.filtersByLastLevel.append(filter, forKey: TopicLevel(level))
         } else {
             self.wildcardEndedFilters.append(filter)
         }
@@ -117,7 +117,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
 
     private mutating func unindex(_ filter: TopicFilter) {
         if let level = filter.lastLiteralLevel {
-            self.filtersByLastLevel.remove(filter, forKey: level)
+            self.filtersByLastLevel.remove(filter, forKey: TopicLevel(level))
         } else {
             self.wildcardEndedFilters.removeAll { $0 == filter }
         }
@@ -201,7 +201,9 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
             }
         }
         for filter in self.wildcardEndedFilters { collect(filter) }
-        if !self.filtersByLastLevel.isEmpty, let candidates = self.filtersByLastLevel[Self.lastLevel(of: topic)] {
+        if !self.filtersByLastLevel.isEmpty,
+            let candidates = self.filtersByLastLevel[TopicLevel(Self.lastLevel(of: topic))]
+        {
             candidates.forEach(collect)
         }
         result.sort { $0.id < $1.id }
@@ -209,6 +211,29 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
     }
 
     /// The text after the last `/` (the whole topic if there is none).
+    /// A topic level as a dictionary key, hashed and compared as UTF-8 bytes, as MQTT compares topics
+    /// [MQTT-4.7.3-4].
+    ///
+    /// A `String` or `Substring` key would be normalised to be hashed, which takes time quadratic in a
+    /// run of combining marks: the last level of an inbound topic is the sender's to choose, and one of
+    /// 64 KB held routing for a quarter of a second.
+    struct TopicLevel: Hashable {
+        var text: Substring
+
+        init(_ text: Substring) { self.text = text }
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            var left = lhs.text
+            var right = rhs.text
+            return left.withUTF8 { left in right.withUTF8 { left.elementsEqual($0) } }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            var text = self.text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     static func lastLevel(of topic: String) -> Substring {
         // Searches the contiguous bytes backwards: it runs for every inbound message.
         var text = topic

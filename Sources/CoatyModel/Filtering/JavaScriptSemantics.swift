@@ -216,9 +216,17 @@ enum JavaScriptSemantics {
 
     /// Whether `text` matches the SQL `LIKE` `pattern`, as coaty-js's anchored, flag-less regular
     /// expression does: over UTF-16 code units, `_` and `%` not matching line terminators.
+    ///
+    /// The matcher steps through the pattern's states for each code unit of the text, so its time is
+    /// their product. The pattern may come from another agent (a Query's or a Call's filter), so runs of
+    /// `%` count as one, and a pattern with more single-unit tokens than the text has units is refused
+    /// before matching: a pattern of a million `%` or `_` against a 3,000-character name took 10–30 s.
+    /// What is left is bounded by the square of the (local) text's length.
     static func like(_ text: String, pattern: String) -> Bool {
         let tokens = Self.likeTokens(pattern)
         let count = tokens.count
+        let unitTokens = tokens.count { $0 != .anyRun }
+        guard unitTokens <= text.utf16.count else { return false }
         var active = [Bool](repeating: false, count: count + 1)
         var next = active
         active[0] = true
@@ -272,7 +280,7 @@ enum JavaScriptSemantics {
             case "_" where !isEscaped:
                 tokens.append(.one)
             case "%" where !isEscaped:
-                tokens.append(.anyRun)
+                if tokens.last != .anyRun { tokens.append(.anyRun) }
             default:
                 tokens.append(contentsOf: String(scalar).utf16.map(LikeToken.literal))
                 isEscaped = false

@@ -120,6 +120,27 @@ struct FilterMatchingTests {
         }
     }
 
+    /// A LIKE pattern may come from another agent: runs of `%` count as one, and a pattern needing more
+    /// characters than the text has fails before matching, so a huge pattern costs no more than the text.
+    @Test func likePatternsWithRunsOfWildcardsMatchAsShortOnes() {
+        let object = CoatyObject(objectType: "com.example.Thing", name: "ab\ncd")
+        func matches(_ pattern: String) -> Bool { ContextFilter(.init("name", .like(pattern))).matches(object) }
+        #expect(!matches("%%%%"))  // % does not match a line terminator
+        #expect(matches("ab_cd") == false)
+        let named = CoatyObject(objectType: "com.example.Thing", name: "abcd")
+        func matchesName(_ pattern: String) -> Bool { ContextFilter(.init("name", .like(pattern))).matches(named) }
+        #expect(matchesName("%%%%"))
+        #expect(matchesName("a%%%d"))
+        #expect(matchesName(String(repeating: "%", count: 1_000_000) + "d"))
+        #expect(matchesName("____"))
+        #expect(!matchesName("_____"))
+        #expect(!matchesName(String(repeating: "_", count: 1_000_000)))
+        #expect(matchesName("%_%_%_%_%"))
+        #expect(!matchesName("%_%_%_%_%_%"))
+        #expect(matchesName(#"abc\%%"#) == false)  // an escaped % is a literal
+        #expect(matchesName(#"%\%"#) == false)
+    }
+
     @Test func coatyObjectsMatchThroughTheirWireForm() throws {
         let object = try decodeJSON(CoatyObject.self, Self.specObjectJSON)
         #expect(ContextFilter(conditions: .and(Self.specConditions)).matches(object))

@@ -210,7 +210,6 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         return result
     }
 
-    /// The text after the last `/` (the whole topic if there is none).
     /// A topic level as a dictionary key, hashed and compared as UTF-8 bytes, as MQTT compares topics
     /// [MQTT-4.7.3-4].
     ///
@@ -234,6 +233,7 @@ struct RoutingTable<Receiver: Sendable>: Sendable {
         }
     }
 
+    /// The text after the last `/` (the whole topic if there is none).
     static func lastLevel(of topic: String) -> Substring {
         // Searches the contiguous bytes backwards: it runs for every inbound message.
         var text = topic

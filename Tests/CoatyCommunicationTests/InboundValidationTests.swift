@@ -84,6 +84,26 @@ struct InboundValidationTests {
         }
     }
 
+    /// A topic level with more than 30 combining marks in a row would take quadratic time to hash or
+    /// compare once it is a string (a 64 KB source id took a quarter of a second): such a topic is a
+    /// malformed Coaty topic, reported and dropped. 30 in a row are accepted.
+    @Test func topicLevelsWithLongRunsOfCombiningMarksAreReported() async throws {
+        try await withOnlineManagers(count: 1) { managers, bus in
+            let advertises = await managers[0].observeAdvertise(coreType: .coatyObject)
+            let diagnostics = managers[0].observeDiagnostics()
+            let marks = { (count: Int) in String(repeating: "\u{301}\u{316}", count: count / 2) }
+            let valid = #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"}}"#
+            let rejected = "coaty/3/-/ADV:CoatyObject/s" + marks(32_000)
+            let accepted = "coaty/3/-/ADV:CoatyObject/s" + marks(30)
+            try await publishRaw(on: bus, [(rejected, valid), (accepted, valid)])
+            let diagnostic = try #require(await diagnostics.first { _ in true })
+            #expect(diagnostic.kind == .invalidInboundEvent)
+            #expect(diagnostic.topic == rejected)
+            let event = try await advertises.first(timeout: .seconds(5))
+            #expect(event.origin?.sourceID == ObjectID("s" + marks(30)))
+        }
+    }
+
     @Test func extraLevelsAndNonUUIDSourcesAreAcceptedLikeCoatyJS() async throws {
         try await withOnlineManagers(count: 1) { managers, bus in
             let advertises = await managers[0].observeAdvertise(coreType: .coatyObject)

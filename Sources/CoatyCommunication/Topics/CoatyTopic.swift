@@ -66,7 +66,13 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         // The levels after "coaty/", in order. A sixth level ends at the next `/`; anything after it
         // is ignored, as coaty-js ignores it.
         var levels = LevelReader(bytes: bytes, cursor: Self.prefix.utf8CodeUnitCount)
-        func string(_ part: UnsafeBufferPointer<UInt8>) -> String { String(decoding: part, as: UTF8.self) }
+        // A level with a long run of combining marks would take quadratic time to hash or compare (see
+        // `StreamSafeText`); the levels become strings the receiver may use as keys, so such a topic
+        // does not parse. Levels shorter than the shortest violation (UUIDs) are not scanned.
+        func string(_ part: UnsafeBufferPointer<UInt8>) -> String? {
+            let text = String(decoding: part, as: UTF8.self)
+            return part.count < StreamSafeText.shortestViolation || StreamSafeText.isStreamSafe(text) ? text : nil
+        }
         guard let versionLevel = levels.next(), let namespace = levels.next(), let event = levels.next(),
             let source = levels.next()
         else { return nil }
@@ -77,14 +83,15 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         {
             version = Int(digit - UInt8(ascii: "0"))
         } else {
-            guard let parsed = Int(string(versionLevel)) else { return nil }
+            guard let parsed = string(versionLevel).flatMap({ Int($0) }) else { return nil }
             version = parsed
         }
         let code: UnsafeBufferPointer<UInt8>
         var filter: String?
         if let colon = event.firstIndex(of: UInt8(ascii: ":")) {
             code = UnsafeBufferPointer(rebasing: event[..<colon])
-            filter = string(UnsafeBufferPointer(rebasing: event[(colon + 1)...]))
+            guard let text = string(UnsafeBufferPointer(rebasing: event[(colon + 1)...])) else { return nil }
+            filter = text
         } else {
             code = event
         }
@@ -92,15 +99,18 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         guard !source.isEmpty else { return nil }
         var correlationID: ObjectID?
         if eventCode.isTwoWay {
-            guard let correlation = levels.next(), !correlation.isEmpty else { return nil }
-            correlationID = ObjectID(string(correlation))
+            guard let correlation = levels.next(), !correlation.isEmpty, let text = string(correlation) else {
+                return nil
+            }
+            correlationID = ObjectID(text)
         }
+        guard let namespaceText = string(namespace), let sourceText = string(source) else { return nil }
         return CoatyTopic(
             version: version,
-            namespace: string(namespace),
+            namespace: namespaceText,
             code: eventCode,
             filter: filter,
-            sourceID: ObjectID(string(source)),
+            sourceID: ObjectID(sourceText),
             correlationID: correlationID
         )
     }

@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// A small, strict JSON parser (RFC 8259) that builds ``AnyCodable`` trees without throwing on valid input.
 ///
 /// It exists so that AnyCodable-heavy paths (custom properties, `privateData`, Call parameters) never go
@@ -10,19 +12,15 @@
 /// - Nesting is capped at ``depthCeiling`` whatever a caller asks for: the parser, the decoders built
 ///   on it and the tree's deallocation all recurse once per level, and 50,000 levels overflowed an
 ///   8 MiB stack.
-/// - A string may hold at most ``maximumNonStarters`` combining marks (non-starters) in a row, Unicode's
-///   stream-safe limit (UAX #15). Swift normalises a string to hash or compare it, which takes time
-///   quadratic in such a run: one object key of 80,000 alternating marks (320 KB) held an agent's
-///   receive path for over a minute. No text needs more; JavaScript would accept it.
+/// - A string may hold at most 30 combining marks (non-starters) in a row, Unicode's stream-safe limit
+///   (see `StreamSafeText`): one object key of 80,000 alternating marks (320 KB) held an agent's
+///   receive path for over a minute. JavaScript would accept it.
 struct JSONParser {
     /// The default nesting limit for arrays and objects.
     static let defaultMaximumDepth = 512
 
     /// The deepest nesting accepted even when a caller asks for more.
     static let depthCeiling = 512
-
-    /// The most non-starters accepted in a row in a string (UAX #15's stream-safe text format).
-    static let maximumNonStarters = 30
 
     private let bytes: [UInt8]
     private var index = 0
@@ -214,19 +212,10 @@ struct JSONParser {
         return string
     }
 
-    /// Throws if `string` has more than ``maximumNonStarters`` non-starters in a row. Every non-starter
-    /// is at U+0300 or above, so most scalars are passed over without a property lookup.
+    /// Throws if `string` is not stream-safe (see `StreamSafeText`).
     private func checkStreamSafe(_ string: String) throws {
-        var run = 0
-        for scalar in string.unicodeScalars {
-            guard scalar.value >= 0x300, scalar.properties.canonicalCombiningClass != .notReordered else {
-                run = 0
-                continue
-            }
-            run += 1
-            if run > Self.maximumNonStarters {
-                throw self.error("more than \(Self.maximumNonStarters) combining marks in a row")
-            }
+        guard StreamSafeText.isStreamSafe(string) else {
+            throw self.error("more than \(StreamSafeText.maximumNonStarters) combining marks in a row")
         }
     }
 

@@ -129,26 +129,32 @@ extension CommunicationManager {
                 return (control, messages, state.isStopRequested)
             }
             var unsubscribing: [TopicFilter] = []
-            for command in control {
-                switch command {
-                case .subscribe(let filter, let waiter):
-                    try await self.unsubscribe(&unsubscribing, on: connection)
-                    // A finished request may be releasing the same filter from its own task right now
-                    // (only a reused correlation id gets here): let that finish first, so the
-                    // subscription is not undone. That release does not suspend, so this is short.
-                    while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
-                    if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
-                        do {
+            // The commands not done yet. When the connection fails, their waiting observers are released
+            // too: the reconnect subscribes every observed filter, as for an observation made offline.
+            // Dropping them left `observe…` suspended for good, even after `run()` returned.
+            var pending = control[...]
+            do {
+                while let command = pending.first {
+                    switch command {
+                    case .subscribe(let filter, let waiter):
+                        try await self.unsubscribe(&unsubscribing, on: connection)
+                        // A finished request may be releasing the same filter from its own task right
+                        // now (only a reused correlation id gets here): let that finish first, so the
+                        // subscription is not undone. That release does not suspend, so this is short.
+                        while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
+                        if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
                             try await connection.subscribe(to: [filter])
-                        } catch {
-                            waiter?.resume()
-                            throw error
                         }
+                        pending.removeFirst()
+                        waiter?.resume()
+                    case .unsubscribe(let filter):
+                        if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) { unsubscribing.append(filter) }
+                        pending.removeFirst()
                     }
-                    waiter?.resume()
-                case .unsubscribe(let filter):
-                    if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) { unsubscribing.append(filter) }
                 }
+            } catch {
+                Self.releaseWaiters(of: pending)
+                throw error
             }
             try await self.unsubscribe(&unsubscribing, on: connection)
             if !control.isEmpty { self.state.withLock { $0.controlInFlight = [] } }
@@ -180,9 +186,11 @@ extension CommunicationManager {
     }
 
     private func resumeControlWaiters() {
-        let commands = self.state.withLock { state in
-            state.control.takeAll()
-        }
+        Self.releaseWaiters(of: self.state.withLock { $0.control.takeAll() })
+    }
+
+    /// Resumes the observers waiting for subscribe commands that will not be sent on this connection.
+    private static func releaseWaiters(of commands: some Sequence<ControlCommand>) {
         for case .subscribe(_, let waiter?) in commands { waiter.resume() }
     }
 
@@ -212,7 +220,7 @@ extension CommunicationManager {
             )
         }
         self.stopSignal.withLock { $0 = nil }
-        for case .subscribe(_, let waiter?) in control { waiter.resume() }
+        Self.releaseWaiters(of: control)
         for entry in entries { entry.receiver.finish() }
         for observer in stateObservers { observer.finish() }
         for observer in diagnosticObservers { observer.finish() }

@@ -1,0 +1,122 @@
+import CoatyCommunication
+import CoatyCore
+import CoatyModel
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct SendLoopFailureTests {
+    /// An observation made while the connection is failing waits for its subscription in the send loop's
+    /// batch. When an earlier command of that batch fails, the connection is given up; the observation
+    /// must still return (its filter is subscribed on the reconnect) instead of waiting for good, as it
+    /// did before, even after `run()` returned.
+    @Test func observersWaitingInAFailedBatchAreReleasedAndServedAfterTheReconnect() async throws {
+        let bus = InProcessBus()
+        let fault = FaultSwitch()
+        let manager = CommunicationManager(
+            transport: FailingTransport(base: InProcessTransport(bus: bus), fault: fault),
+            configuration: .init(identity: Identity(name: "flaky"), initialReconnectDelay: .milliseconds(10))
+        )
+        let publisher = CommunicationManager(
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "publisher"))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var states = manager.observeCommunicationState().makeAsyncIterator()
+            group.addTask { try await manager.run() }
+            while await states.next() != .online {}
+            let publisherStates = publisher.observeCommunicationState()
+            group.addTask { try await publisher.run() }
+            _ = await publisherStates.first { $0 == .online }
+
+            // A finished request leaves its unsubscription queued: this transport cannot release it
+            // without waiting, so it waits for the send loop's next batch.
+            _ = try? await manager.call(CallEvent(operation: "com.example.nobody")).first(timeout: .milliseconds(1))
+            fault.isFailing.store(true, ordering: .sequentiallyConsistent)
+            // The observation's subscription joins that batch, behind the unsubscription, which fails.
+            // A task of its own: a waiter that is never resumed does not answer cancellation, so the
+            // test waits for it with a deadline instead of hanging with it.
+            let observation = Task { try await manager.observeAdvertise(objectType: "com.example.Thing") }
+            while await states.next() == .online {}
+            fault.isFailing.store(false, ordering: .sequentiallyConsistent)
+            while await states.next() != .online {}
+
+            let advertises = try #require(
+                await Self.result(of: observation, within: .seconds(10)),
+                "the observation still waits for its subscription after the reconnect"
+            ).get()
+            try publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "after")))
+            #expect(try await advertises.first(timeout: .seconds(5)).object.name == "after")
+            manager.finish()
+            publisher.finish()
+            try await group.waitForAll()
+        }
+    }
+}
+
+extension SendLoopFailureTests {
+    /// The task's result, or `nil` if it has not finished within `limit` (the task is left running).
+    static func result<Success: Sendable>(
+        of task: Task<Success, any Error>,
+        within limit: Duration
+    ) async -> Result<Success, any Error>? {
+        let outcome = Mutex<CheckedContinuation<Result<Success, any Error>?, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            outcome.withLock { $0 = continuation }
+            let finish: @Sendable (Result<Success, any Error>?) -> Void = { result in
+                outcome.withLock { $0.take() }?.resume(returning: result)
+            }
+            Task { finish(await task.result) }
+            Task {
+                try? await Task.sleep(for: limit)
+                finish(nil)
+            }
+        }
+    }
+}
+
+private final class FaultSwitch: Sendable {
+    let isFailing = Atomic<Bool>(false)
+}
+
+/// A transport without the optional `…WithoutWaiting` methods whose connections fail every call while
+/// the switch is on, as a dying connection does.
+private struct FailingTransport: Transport {
+    let base: InProcessTransport
+    let fault: FaultSwitch
+
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        try await self.base.withConnection(options, onMessage: onMessage) { connection in
+            try await body(Connection(base: connection, fault: self.fault))
+        }
+    }
+
+    struct Connection: TransportConnection {
+        let base: any TransportConnection
+        let fault: FaultSwitch
+
+        private func check() throws {
+            if self.fault.isFailing.load(ordering: .sequentiallyConsistent) {
+                throw TransportError(.connectionLost, "the connection is failing")
+            }
+        }
+
+        func publish(_ message: TransportMessage) async throws {
+            try self.check()
+            try await self.base.publish(message)
+        }
+        func subscribe(to filters: [TopicFilter]) async throws {
+            try self.check()
+            try await self.base.subscribe(to: filters)
+        }
+        func unsubscribe(from filters: [TopicFilter]) async throws {
+            try self.check()
+            try await self.base.unsubscribe(from: filters)
+        }
+        func waitUntilClosed() async { await self.base.waitUntilClosed() }
+    }
+}

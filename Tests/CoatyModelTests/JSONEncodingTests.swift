@@ -111,6 +111,43 @@ struct JSONEncodingTests {
         #expect(try self.ours(Derived()).hasPrefix(#"{"shared":2,"base":"base","nested":{"extra":true}"#))
     }
 
+    /// An encoder handed out by `superEncoder` is written after the call returns, so the parent's tree
+    /// keeps it. It must not keep its parent in turn: that cycle leaked every event that carries an
+    /// object (the manager encodes objects through `superEncoder(forKey:)`). Its coding path is still
+    /// complete.
+    @Test func superEncodersAreFreedAndKnowTheirPath() throws {
+        final class Watch: @unchecked Sendable {
+            weak var keyed: AnyObject?
+            weak var unkeyed: AnyObject?
+        }
+        struct Outer: Encodable {
+            let watch: Watch
+            let inner: Double
+            enum Keys: String, CodingKey { case outer, inner, list }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .outer)
+                let keyed = nested.superEncoder(forKey: .inner)
+                self.watch.keyed = keyed as AnyObject
+                var list = container.nestedUnkeyedContainer(forKey: .list)
+                let unkeyed = list.superEncoder()
+                self.watch.unkeyed = unkeyed as AnyObject
+                try "element".encode(to: unkeyed)
+                try self.inner.encode(to: keyed)
+            }
+        }
+        let watch = Watch()
+        #expect(try self.ours(Outer(watch: watch, inner: 1.5)) == #"{"outer":{"inner":1.5},"list":["element"]}"#)
+        #expect(watch.keyed == nil, "the keyed super encoder outlived the encoding")
+        #expect(watch.unkeyed == nil, "the unkeyed super encoder outlived the encoding")
+        #expect {
+            _ = try CoatyJSONEncoder().encode(Outer(watch: watch, inner: .nan))
+        } throws: { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return false }
+            return context.codingPath.map(\.stringValue) == ["outer", "inner"]
+        }
+    }
+
     @Test func everyCapturedObjectEncodesToTheSameJSONAsWithJSONEncoder() throws {
         for captured in try Fixtures.capturedObjects() {
             let object = try CoatyJSONDecoder().decode(CoatyObject.self, fromValue: captured.json)

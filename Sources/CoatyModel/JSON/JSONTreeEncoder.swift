@@ -15,6 +15,9 @@ final class JSONTreeEncoder: Encoder {
     /// nothing but the encoder itself.
     private let parent: JSONTreeEncoder?
     private let component: PathComponent?
+    /// The coding path above the root of the chain: empty, except for a deferred encoder (see
+    /// ``deferredChild(_:)``), which holds its path instead of its parent.
+    private let basePath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: Any]
     /// What has been encoded so far: the single value, or the container all containers write into.
     /// Not checked for exclusive access at run time, for the reason `EncodedObject` gives.
@@ -35,23 +38,40 @@ final class JSONTreeEncoder: Encoder {
 
     var codingPath: [any CodingKey] {
         var path: [any CodingKey] = []
-        var encoder: JSONTreeEncoder? = self
-        while let current = encoder {
-            if let component = current.component { path.append(component.codingKey) }
-            encoder = current.parent
+        var encoder = self
+        while true {
+            if let component = encoder.component { path.append(component.codingKey) }
+            guard let parent = encoder.parent else { break }
+            encoder = parent
         }
-        return path.reversed()
+        return encoder.basePath + path.reversed()
     }
 
-    init(parent: JSONTreeEncoder? = nil, component: PathComponent? = nil, userInfo: [CodingUserInfoKey: Any]) {
+    init(
+        parent: JSONTreeEncoder? = nil,
+        component: PathComponent? = nil,
+        basePath: [any CodingKey] = [],
+        userInfo: [CodingUserInfoKey: Any]
+    ) {
         self.parent = parent
         self.component = component
+        self.basePath = basePath
         self.userInfo = userInfo
     }
 
     /// An encoder for the value at `component` of this encoder's container.
     func child(_ component: PathComponent) -> JSONTreeEncoder {
         JSONTreeEncoder(parent: self, component: component, userInfo: self.userInfo)
+    }
+
+    /// An encoder for the value at `component` that is written after the call returns
+    /// (`superEncoder()`), so the tree keeps the encoder itself until it is read.
+    ///
+    /// It holds its coding path, not its parent: the parent's tree holds it, and a reference back would
+    /// make a cycle that leaked both encoders and all they encoded. Every event that carries an object
+    /// encodes it this way, and each leaked about 0.4–1.6 KB.
+    func deferredChild(_ component: PathComponent) -> JSONTreeEncoder {
+        JSONTreeEncoder(basePath: self.path(appending: component), userInfo: self.userInfo)
     }
 
     /// The coding path of the value at `component` of this encoder's container.
@@ -80,7 +100,12 @@ final class JSONTreeEncoder: Encoder {
     /// The tree of `value` encoded in place of this encoder's own value (a single-value container).
     func boxInPlace<T: Encodable>(_ value: T) throws -> EncodedJSON {
         if let direct = try self.directValue(value, path: self.codingPath) { return direct }
-        let encoder = JSONTreeEncoder(parent: self.parent, component: self.component, userInfo: self.userInfo)
+        let encoder = JSONTreeEncoder(
+            parent: self.parent,
+            component: self.component,
+            basePath: self.basePath,
+            userInfo: self.userInfo
+        )
         try value.encode(to: encoder)
         return encoder.result
     }
@@ -280,7 +305,7 @@ private struct TreeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
 
     private func deferredEncoder(forKey key: String) -> any Encoder {
-        let encoder = self.encoder.child(.key(key))
+        let encoder = self.encoder.deferredChild(.key(key))
         self.object.set(.deferred(encoder), forKey: key)
         return encoder
     }
@@ -337,7 +362,7 @@ private struct TreeUnkeyedContainer: UnkeyedEncodingContainer {
     }
 
     mutating func superEncoder() -> any Encoder {
-        let encoder = self.encoder.child(self.next)
+        let encoder = self.encoder.deferredChild(self.next)
         self.array.elements.append(.deferred(encoder))
         return encoder
     }

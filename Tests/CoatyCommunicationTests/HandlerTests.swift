@@ -113,7 +113,7 @@ struct HandlerTests {
     @Test func finishedRequestsReleaseTheirResponseSubscriptionsInBatches() async throws {
         let bus = InProcessBus()
         let caller = CommunicationManager(
-            transport: WaitingUnsubscribeTransport(base: InProcessTransport(bus: bus)),
+            transport: WrappingTransport(base: InProcessTransport(bus: bus)) { WaitingUnsubscribeConnection(base: $0) },
             configuration: .init(identity: Identity(name: "caller"))
         )
         let callee = CommunicationManager(
@@ -154,30 +154,16 @@ struct HandlerTests {
     }
 }
 
-/// A transport whose connections publish without waiting but have no
+/// A connection that publishes without waiting but has no
 /// ``TransportConnection/unsubscribeWithoutWaiting(from:)``.
-private struct WaitingUnsubscribeTransport: Transport {
-    let base: InProcessTransport
+private struct WaitingUnsubscribeConnection: TransportConnection {
+    let base: any TransportConnection
 
-    func withConnection<Result: Sendable>(
-        _ options: TransportConnectOptions,
-        onMessage: @escaping @Sendable (TransportMessage) -> Void,
-        _ body: (any TransportConnection) async throws -> Result
-    ) async throws -> Result {
-        try await self.base.withConnection(options, onMessage: onMessage) { connection in
-            try await body(Connection(base: connection))
-        }
+    func publish(_ message: TransportMessage) async throws { try await self.base.publish(message) }
+    func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
+        try self.base.publishWithoutWaiting(message)
     }
-
-    struct Connection: TransportConnection {
-        let base: any TransportConnection
-
-        func publish(_ message: TransportMessage) async throws { try await self.base.publish(message) }
-        func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
-            try self.base.publishWithoutWaiting(message)
-        }
-        func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
-        func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
-        func waitUntilClosed() async { await self.base.waitUntilClosed() }
-    }
+    func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
+    func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+    func waitUntilClosed() async { await self.base.waitUntilClosed() }
 }

@@ -14,7 +14,9 @@ struct SendLoopFailureTests {
         let bus = InProcessBus()
         let fault = FaultSwitch()
         let manager = CommunicationManager(
-            transport: FailingTransport(base: InProcessTransport(bus: bus), fault: fault),
+            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
+                FailingConnection(base: $0, fault: fault)
+            },
             configuration: .init(identity: Identity(name: "flaky"), initialReconnectDelay: .milliseconds(10))
         )
         let publisher = CommunicationManager(
@@ -79,44 +81,29 @@ private final class FaultSwitch: Sendable {
     let isFailing = Atomic<Bool>(false)
 }
 
-/// A transport without the optional `…WithoutWaiting` methods whose connections fail every call while
-/// the switch is on, as a dying connection does.
-private struct FailingTransport: Transport {
-    let base: InProcessTransport
+/// A connection without the optional `…WithoutWaiting` methods that fails every call while the switch is
+/// on, as a dying connection does.
+private struct FailingConnection: TransportConnection {
+    let base: any TransportConnection
     let fault: FaultSwitch
 
-    func withConnection<Result: Sendable>(
-        _ options: TransportConnectOptions,
-        onMessage: @escaping @Sendable (TransportMessage) -> Void,
-        _ body: (any TransportConnection) async throws -> Result
-    ) async throws -> Result {
-        try await self.base.withConnection(options, onMessage: onMessage) { connection in
-            try await body(Connection(base: connection, fault: self.fault))
+    private func check() throws {
+        if self.fault.isFailing.load(ordering: .sequentiallyConsistent) {
+            throw TransportError(.connectionLost, "the connection is failing")
         }
     }
 
-    struct Connection: TransportConnection {
-        let base: any TransportConnection
-        let fault: FaultSwitch
-
-        private func check() throws {
-            if self.fault.isFailing.load(ordering: .sequentiallyConsistent) {
-                throw TransportError(.connectionLost, "the connection is failing")
-            }
-        }
-
-        func publish(_ message: TransportMessage) async throws {
-            try self.check()
-            try await self.base.publish(message)
-        }
-        func subscribe(to filters: [TopicFilter]) async throws {
-            try self.check()
-            try await self.base.subscribe(to: filters)
-        }
-        func unsubscribe(from filters: [TopicFilter]) async throws {
-            try self.check()
-            try await self.base.unsubscribe(from: filters)
-        }
-        func waitUntilClosed() async { await self.base.waitUntilClosed() }
+    func publish(_ message: TransportMessage) async throws {
+        try self.check()
+        try await self.base.publish(message)
     }
+    func subscribe(to filters: [TopicFilter]) async throws {
+        try self.check()
+        try await self.base.subscribe(to: filters)
+    }
+    func unsubscribe(from filters: [TopicFilter]) async throws {
+        try self.check()
+        try await self.base.unsubscribe(from: filters)
+    }
+    func waitUntilClosed() async { await self.base.waitUntilClosed() }
 }

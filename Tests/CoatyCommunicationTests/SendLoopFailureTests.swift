@@ -57,6 +57,36 @@ struct SendLoopFailureTests {
 }
 
 extension SendLoopFailureTests {
+    /// A connection that never confirms a subscription keeps the send loop waiting; an observation
+    /// queued behind it must still end when its task is cancelled, instead of outliving it.
+    @Test func anObservationWaitingForItsSubscriptionEndsWithItsTask() async throws {
+        let bus = InProcessBus()
+        let fault = FaultSwitch()
+        let manager = CommunicationManager(
+            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
+                StallingConnection(base: $0, fault: fault)
+            },
+            configuration: .init(identity: Identity(name: "stalled"))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let states = manager.observeCommunicationState()
+            group.addTask { try await manager.run() }
+            _ = await states.first { $0 == .online }
+            fault.isFailing.store(true, ordering: .sequentiallyConsistent)
+            let first = Task { try await manager.observeAdvertise(objectType: "com.example.First") }
+            let second = Task { try await manager.observeAdvertise(objectType: "com.example.Second") }
+            for observation in [second, first] {
+                observation.cancel()
+                #expect(
+                    await Self.result(of: observation, within: .seconds(10)) != nil,
+                    "a cancelled observation still waits for its subscription"
+                )
+            }
+            group.cancelAll()
+            do { try await group.waitForAll() } catch is CancellationError {}
+        }
+    }
+
     /// The task's result, or `nil` if it has not finished within `limit` (the task is left running).
     static func result<Success: Sendable>(
         of task: Task<Success, any Error>,
@@ -75,6 +105,22 @@ extension SendLoopFailureTests {
             }
         }
     }
+}
+
+/// A connection whose subscriptions never complete while the switch is on (until cancelled).
+private struct StallingConnection: TransportConnection {
+    let base: any TransportConnection
+    let fault: FaultSwitch
+
+    func publish(_ message: TransportMessage) async throws { try await self.base.publish(message) }
+    func subscribe(to filters: [TopicFilter]) async throws {
+        if self.fault.isFailing.load(ordering: .sequentiallyConsistent) {
+            try await Task.sleep(for: .seconds(3_600))
+        }
+        try await self.base.subscribe(to: filters)
+    }
+    func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+    func waitUntilClosed() async { await self.base.waitUntilClosed() }
 }
 
 private final class FaultSwitch: Sendable {

@@ -309,14 +309,16 @@ extension CommunicationManager {
     func subscribe(_ filters: [TopicFilter], forResponses: Bool = false) async {
         for filter in filters {
             if await self.subscribeDirectly(filter, withoutWaiting: forResponses) { continue }
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let queued = self.state.withLock { state -> Bool in
-                    guard state.acceptsControl else { return false }
-                    state.control.append(.subscribe(filter, waiter))
-                    return true
-                }
-                if queued { self.doorbell.ring() } else { waiter.resume() }
+            let waiter = SubscriptionWaiter()
+            let queued = self.state.withLock { state -> Bool in
+                guard state.acceptsControl else { return false }
+                state.control.append(.subscribe(filter, waiter))
+                return true
             }
+            guard queued else { continue }
+            self.doorbell.ring()
+            // Cancellation ends the wait; the queued subscription is still made.
+            await waiter.wait()
         }
     }
 

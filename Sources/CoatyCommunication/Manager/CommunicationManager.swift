@@ -181,7 +181,7 @@ struct ObserverReceiver: Sendable {
 
 /// A control command for the connection, performed by ``CommunicationManager/run()`` in order.
 enum ControlCommand: Sendable {
-    case subscribe(TopicFilter, CheckedContinuation<Void, Never>?)
+    case subscribe(TopicFilter, SubscriptionWaiter?)
     case unsubscribe(TopicFilter)
 }
 

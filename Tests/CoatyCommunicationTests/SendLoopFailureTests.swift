@@ -36,8 +36,8 @@ struct SendLoopFailureTests {
             _ = try? await manager.call(CallEvent(operation: "com.example.nobody")).first(timeout: .milliseconds(1))
             fault.isFailing.store(true, ordering: .sequentiallyConsistent)
             // The observation's subscription joins that batch, behind the unsubscription, which fails.
-            // A task of its own: a waiter that is never resumed does not answer cancellation, so the
-            // test waits for it with a deadline instead of hanging with it.
+            // A task of its own, so that the test waits for it with a deadline instead of hanging with it
+            // if the observation never returns.
             let observation = Task { try await manager.observeAdvertise(objectType: "com.example.Thing") }
             while await states.next() == .online {}
             fault.isFailing.store(false, ordering: .sequentiallyConsistent)

@@ -13,12 +13,7 @@ struct SendLoopFailureTests {
     @Test func observersWaitingInAFailedBatchAreReleasedAndServedAfterTheReconnect() async throws {
         let bus = InProcessBus()
         let fault = FaultSwitch()
-        let manager = CommunicationManager(
-            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
-                FailingConnection(base: $0, fault: fault)
-            },
-            configuration: .init(identity: Identity(name: "flaky"), initialReconnectDelay: .milliseconds(10))
-        )
+        let manager = Self.manager(named: "flaky", on: bus) { FailingConnection(base: $0, fault: fault) }
         let publisher = CommunicationManager(
             transport: InProcessTransport(bus: bus),
             configuration: .init(identity: Identity(name: "publisher"))
@@ -62,12 +57,7 @@ extension SendLoopFailureTests {
     @Test func anObservationWaitingForItsSubscriptionEndsWithItsTask() async throws {
         let bus = InProcessBus()
         let fault = FaultSwitch()
-        let manager = CommunicationManager(
-            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
-                StallingConnection(base: $0, fault: fault)
-            },
-            configuration: .init(identity: Identity(name: "stalled"))
-        )
+        let manager = Self.manager(named: "stalled", on: bus) { StallingConnection(base: $0, fault: fault) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             let states = manager.observeCommunicationState()
             group.addTask { try await manager.run() }
@@ -85,6 +75,18 @@ extension SendLoopFailureTests {
             group.cancelAll()
             do { try await group.waitForAll() } catch is CancellationError {}
         }
+    }
+
+    /// A manager on `bus` whose connections are wrapped by `wrap`; it reconnects after 10 ms.
+    static func manager(
+        named name: String,
+        on bus: InProcessBus,
+        wrap: @escaping @Sendable (any TransportConnection) -> any TransportConnection
+    ) -> CommunicationManager {
+        CommunicationManager(
+            transport: WrappingTransport(base: InProcessTransport(bus: bus), wrap: wrap),
+            configuration: .init(identity: Identity(name: name), initialReconnectDelay: .milliseconds(10))
+        )
     }
 
     /// The task's result, or `nil` if it has not finished within `limit` (the task is left running).

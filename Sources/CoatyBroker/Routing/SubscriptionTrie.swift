@@ -27,8 +27,10 @@ struct SubscriptionTrie: Sendable {
     /// (`TOPIC_HIERARCHY_LIMIT`). Coaty's topics have six or seven.
     static let maximumLevels = 201
 
-    /// Whether `topic` (a topic name or filter) has at most ``maximumLevels`` levels.
+    /// Whether `topic` (a topic name or filter) has at most ``maximumLevels`` levels. It runs for every
+    /// PUBLISH: a topic shorter than ``maximumLevels`` bytes cannot hold that many `/`, and is not scanned.
     static func admits(_ topic: String) -> Bool {
+        guard topic.utf8.count >= Self.maximumLevels else { return true }
         var separators = 0
         for byte in topic.utf8 where byte == UInt8(ascii: "/") { separators += 1 }
         return separators < Self.maximumLevels

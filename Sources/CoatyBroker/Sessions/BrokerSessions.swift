@@ -108,19 +108,22 @@ struct BrokerSessions: Sendable {
             self.sessionKeys[id] = key
         }
         self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
-        guard var session = self.sessions[key] else { return (false, SessionID(rawValue: 0)) }
-        session.connection = connection
-        for entry in session.inFlight {
-            switch entry.state {
-            case .awaitingPubAck, .awaitingPubRec:
-                outputs.append(.publish(connection, entry.message, packetID: entry.packetID, dup: true))
-            case .awaitingPubComp:
-                outputs.append(.pubrel(connection, entry.packetID))
+        let maximumInFlight = self.limits.maximumInFlight
+        let id = self.withSession(atKey: key) { session in
+            session.connection = connection
+            for entry in session.inFlight {
+                switch entry.state {
+                case .awaitingPubAck, .awaitingPubRec:
+                    outputs.append(.publish(connection, entry.message, packetID: entry.packetID, dup: true))
+                case .awaitingPubComp:
+                    outputs.append(.pubrel(connection, entry.packetID))
+                }
             }
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            return session.id
         }
-        Self.fillWindow(&session, maximumInFlight: self.limits.maximumInFlight, into: &outputs)
-        self.sessions[key] = session
-        return (sessionPresent, session.id)
+        guard let id else { return (false, SessionID(rawValue: 0)) }
+        return (sessionPresent, id)
     }
 
     /// Detaches a closed connection: publishes its will unless it disconnected gracefully
@@ -174,24 +177,19 @@ struct BrokerSessions: Sendable {
 
     private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
     {
-        guard let index = self.sessions.index(forKey: key) else { return }
-        if message.qos == .atMostOnce {
-            // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
-            if let connection = self.sessions.values[index].connection {
-                outputs.append(.publish(connection, message, packetID: nil, dup: false))
+        let maximumInFlight = self.limits.maximumInFlight
+        let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Bool) in
+            guard message.qos != .atMostOnce else {
+                // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
+                if let connection = session.connection {
+                    outputs.append(.publish(connection, message, packetID: nil, dup: false))
+                }
+                return (nil, false)
             }
-            return
+            return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
         }
-        // The session is changed in place (see `withSession`): a copy would make appending to its
-        // queue copy the whole queue.
-        let (congested, dropped) = Self.deliverAcknowledged(
-            message,
-            to: &self.sessions.values[index],
-            maximumInFlight: self.limits.maximumInFlight,
-            into: &outputs
-        )
-        if let congested { self.congestedSessions.insert(congested) }
-        if dropped { self.droppedMessages += 1 }
+        if let congested = delivered?.congested { self.congestedSessions.insert(congested) }
+        if delivered?.dropped == true { self.droppedMessages += 1 }
     }
 
     /// Sends a QoS 1/2 message at once if the session's window has room, or queues it; returns the
@@ -342,7 +340,16 @@ struct BrokerSessions: Sendable {
         _ id: SessionID,
         _ body: (inout Session) -> Result
     ) -> Result? {
-        guard let key = self.sessionKeys[id], let index = self.sessions.index(forKey: key) else { return nil }
+        guard let key = self.sessionKeys[id] else { return nil }
+        return self.withSession(atKey: key, body)
+    }
+
+    /// Runs `body` on the session stored under `key` in place (see ``withSession(_:_:)``).
+    private mutating func withSession<Result>(
+        atKey key: [UInt8],
+        _ body: (inout Session) -> Result
+    ) -> Result? {
+        guard let index = self.sessions.index(forKey: key) else { return nil }
         return body(&self.sessions.values[index])
     }
 

@@ -71,7 +71,7 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
         // does not parse. Levels shorter than the shortest violation (UUIDs) are not scanned.
         func string(_ part: UnsafeBufferPointer<UInt8>) -> String? {
             let text = String(decoding: part, as: UTF8.self)
-            return part.count < StreamSafeText.shortestViolation || StreamSafeText.isStreamSafe(text) ? text : nil
+            return StreamSafeText.isStreamSafe(text) ? text : nil
         }
         guard let versionLevel = levels.next(), let namespace = levels.next(), let event = levels.next(),
             let source = levels.next()

@@ -9,13 +9,19 @@ package enum StreamSafeText {
     @inlinable package static var maximumNonStarters: Int { 30 }
 
     /// The shortest UTF-8 text that can break the limit: every non-starter takes at least two bytes.
-    /// Inlinable, so that callers on a hot path (topic parsing) skip the call for shorter text.
     @inlinable package static var shortestViolation: Int { 2 * (maximumNonStarters + 1) }
 
-    /// Whether `text` has at most ``maximumNonStarters`` non-starters in a row. Every non-starter is at
+    /// Whether `text` has at most ``maximumNonStarters`` non-starters in a row.
+    ///
+    /// Inlinable, so that text shorter than ``shortestViolation`` (a UUID topic level, most JSON strings)
+    /// costs its callers one comparison and no call: topic parsing runs for every inbound message.
+    @inlinable package static func isStreamSafe(_ text: String) -> Bool {
+        text.utf8.count < Self.shortestViolation || Self.hasNoLongRunOfNonStarters(text)
+    }
+
+    /// Scans `text` for a run of more than ``maximumNonStarters`` non-starters. Every non-starter is at
     /// U+0300 or above, so most scalars are passed over without a property lookup.
-    package static func isStreamSafe(_ text: String) -> Bool {
-        guard text.utf8.count >= Self.shortestViolation else { return true }
+    @usableFromInline package static func hasNoLongRunOfNonStarters(_ text: String) -> Bool {
         var run = 0
         for scalar in text.unicodeScalars {
             guard scalar.value >= 0x300, scalar.properties.canonicalCombiningClass != .notReordered else {

@@ -9,18 +9,16 @@ import CoatyCore
 /// overflow. Duplicate object keys keep the last value, as `JSON.parse` does.
 ///
 /// Two limits keep hostile input from taking the stack or the CPU:
-/// - Nesting is capped at ``depthCeiling`` whatever a caller asks for: the parser, the decoders built
+/// - Nesting is capped at ``defaultMaximumDepth`` whatever a caller asks for: the parser, the decoders built
 ///   on it and the tree's deallocation all recurse once per level, and 50,000 levels overflowed an
 ///   8 MiB stack.
 /// - A string may hold at most 30 combining marks (non-starters) in a row, Unicode's stream-safe limit
 ///   (see `StreamSafeText`): one object key of 80,000 alternating marks (320 KB) held an agent's
 ///   receive path for over a minute. JavaScript would accept it.
 struct JSONParser {
-    /// The default nesting limit for arrays and objects.
+    /// The default nesting limit for arrays and objects, which is also the deepest accepted when a
+    /// caller asks for more.
     static let defaultMaximumDepth = 512
-
-    /// The deepest nesting accepted even when a caller asks for more.
-    static let depthCeiling = 512
 
     private let bytes: [UInt8]
     private var index = 0
@@ -28,7 +26,7 @@ struct JSONParser {
 
     init(bytes: [UInt8], maximumDepth: Int = JSONParser.defaultMaximumDepth) {
         self.bytes = bytes
-        self.maximumDepth = min(maximumDepth, Self.depthCeiling)
+        self.maximumDepth = min(maximumDepth, Self.defaultMaximumDepth)
     }
 
     /// Parses one complete JSON document.

@@ -298,19 +298,29 @@ struct ClientConnection: Sendable {
                     "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
                 ]
             )
-            let reason: CloseReason? = self.broker.core.withLock { core in
+            let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
                 var outputs: [BrokerSessions.Output] = []
                 let granted = core.sessions.subscribe(session, to: filters, into: &outputs)
                 let suback = MQTTSubAckPacket(
                     packetID: subscribe.packetID,
-                    returnCodes: granted.map { .granted(MQTTQoS($0)) }
+                    returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
                 )
                 let reason = Self.reply(.suback(suback), on: outbox)
                 core.dispatch(outputs, logger: logger)
-                return reason
+                return (reason, granted)
             }
-            if reason == nil {
-                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: filters.map(\.filter.rawValue)))
+            let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
+            if accepted.count < filters.count {
+                logger.notice(
+                    "subscriptions refused: the client holds the most allowed",
+                    metadata: [
+                        "client": state.clientID ?? "", "refused": "\(filters.count - accepted.count)",
+                        "limit": "\(self.broker.configuration.maximumSubscriptionsPerClient)",
+                    ]
+                )
+            }
+            if reason == nil, !accepted.isEmpty {
+                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: accepted))
             }
             return reason
         case .unsubscribe(let unsubscribe):

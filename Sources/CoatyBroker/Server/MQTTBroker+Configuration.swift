@@ -32,6 +32,22 @@ extension MQTTBroker {
         /// How many topics may hold a retained message; new topics beyond it are not retained (the
         /// message is still delivered) and counted. Defaults to 100,000.
         public var maximumRetainedMessages: Int
+        /// How many topic filters one client may be subscribed to. A SUBSCRIBE for a new filter beyond
+        /// it is answered with return code 0x80 (failure) for that filter; filters the client already
+        /// holds can still be resubscribed. Defaults to 10,000.
+        ///
+        /// Without a bound, a client could grow the broker without limit: 90,000 short filters in one
+        /// 0.9 MB SUBSCRIBE take 30–60 MB. Coaty agents hold one filter per observation and per
+        /// outstanding request.
+        public var maximumSubscriptionsPerClient: Int
+        /// How many persistent sessions (CleanSession=0) are kept while their client is offline
+        /// (broker-wide). When one more goes offline, the session offline longest is discarded with its
+        /// queued messages, which are counted in ``MQTTBroker/Statistics/droppedMessages``; the session
+        /// is counted in ``MQTTBroker/Statistics/discardedSessions``. Defaults to 10,000.
+        ///
+        /// Without a bound, clients connecting with new client ids and CleanSession=0 could grow the
+        /// broker without limit. `0` keeps no offline sessions at all.
+        public var maximumOfflineSessions: Int
         /// The username and password every client must present, or `nil` to allow anonymous clients
         /// (the default).
         ///
@@ -51,6 +67,8 @@ extension MQTTBroker {
         ///   - maximumQueuedMessagesPerClient: The per-client queue bound. Defaults to 1000.
         ///   - maximumInFlightMessagesPerClient: The per-client QoS 1/2 window. Defaults to 20.
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
+        ///   - maximumSubscriptionsPerClient: The topic filters per client. Defaults to 10,000.
+        ///   - maximumOfflineSessions: The persistent sessions kept offline. Defaults to 10,000.
         ///   - credentials: Required credentials, or `nil` for anonymous access. Defaults to `nil`.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - logger: The logger. Defaults to `Logger.disabled`.
@@ -59,6 +77,8 @@ extension MQTTBroker {
             maximumQueuedMessagesPerClient: Int = 1000,
             maximumInFlightMessagesPerClient: Int = 20,
             maximumRetainedMessages: Int = 100_000,
+            maximumSubscriptionsPerClient: Int = 10_000,
+            maximumOfflineSessions: Int = 10_000,
             credentials: Credentials? = nil,
             connectTimeout: Duration = .seconds(10),
             logger: Logger = .disabled
@@ -67,6 +87,8 @@ extension MQTTBroker {
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient
             self.maximumInFlightMessagesPerClient = maximumInFlightMessagesPerClient
             self.maximumRetainedMessages = maximumRetainedMessages
+            self.maximumSubscriptionsPerClient = maximumSubscriptionsPerClient
+            self.maximumOfflineSessions = maximumOfflineSessions
             self.credentials = credentials
             self.connectTimeout = connectTimeout
             self.logger = logger
@@ -97,7 +119,11 @@ extension MQTTBroker {
         public var subscriptions: Int
         /// Topics with a retained message.
         public var retainedMessages: Int
-        /// Messages dropped by the slow-consumer policy (full session queues and full socket queues).
+        /// Offline persistent sessions discarded because more than
+        /// ``Configuration/maximumOfflineSessions`` were offline.
+        public var discardedSessions: Int
+        /// Messages dropped by the slow-consumer policy (full session queues and full socket queues) and
+        /// with discarded offline sessions.
         public var droppedMessages: Int
     }
 }

@@ -59,7 +59,9 @@ public final class MQTTBroker: Sendable {
         let limits = BrokerSessions.Limits(
             maximumInFlight: configuration.maximumInFlightMessagesPerClient,
             maximumQueued: configuration.maximumQueuedMessagesPerClient,
-            maximumRetained: configuration.maximumRetainedMessages
+            maximumRetained: configuration.maximumRetainedMessages,
+            maximumSubscriptions: configuration.maximumSubscriptionsPerClient,
+            maximumOfflineSessions: configuration.maximumOfflineSessions
         )
         self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
     }
@@ -87,11 +89,12 @@ public final class MQTTBroker: Sendable {
         guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient <= 65_535,
-            configuration.maximumRetainedMessages >= 0
+            configuration.maximumRetainedMessages >= 0, configuration.maximumSubscriptionsPerClient >= 1,
+            configuration.maximumOfflineSessions >= 0
         else {
             throw BrokerError(
                 .invalidConfiguration,
-                "queue and in-flight limits must be at least 1 (in-flight at most 65,535), the retained limit at least 0 and the packet size at least 16 bytes"
+                "queue, in-flight and subscription limits must be at least 1 (in-flight at most 65,535), the retained and offline-session limits at least 0 and the packet size at least 16 bytes"
             )
         }
         // A PUBLISH accepted under this size and re-sent with a packet id (2 more bytes) must still have a
@@ -222,6 +225,7 @@ public final class MQTTBroker: Sendable {
                 sessions: core.sessions.sessions.count,
                 subscriptions: core.sessions.subscriptions.count,
                 retainedMessages: core.sessions.retained.count,
+                discardedSessions: core.sessions.discardedSessions,
                 droppedMessages: core.sessions.droppedMessages + core.droppedQoS0
                     + core.outboxes.values.reduce(0) { $0 + $1.droppedCount }
             )

@@ -33,6 +33,10 @@ struct BrokerSessions: Sendable {
         var maximumQueued = 1000
         /// The most retained topics.
         var maximumRetained = 100_000
+        /// The most subscriptions one session may hold.
+        var maximumSubscriptions = 10_000
+        /// The most persistent sessions kept while their client is offline.
+        var maximumOfflineSessions = 10_000
     }
 
     private struct ConnectionRecord: Sendable {
@@ -47,8 +51,13 @@ struct BrokerSessions: Sendable {
     private(set) var subscriptions = SubscriptionTrie()
     private(set) var retained: RetainedStore
     private var nextSessionID: UInt64 = 1
+    /// Persistent sessions whose client is offline, oldest first (see ``OfflineSessions``).
+    private var offline = OfflineSessions()
 
-    /// Messages dropped across all sessions because a queue was full.
+    /// Offline persistent sessions discarded because there were more than the limit.
+    private(set) var discardedSessions = 0
+
+    /// Messages dropped across all sessions because a queue was full or their session was discarded.
     private(set) var droppedMessages = 0
 
     /// Online sessions whose queue was at least a quarter full when a message had to wait in it, since
@@ -94,6 +103,7 @@ struct BrokerSessions: Sendable {
                 self.destroySession(key: key)
             } else {
                 sessionPresent = true
+                self.offline.remove(existing.id)
             }
         }
         if !sessionPresent {
@@ -135,6 +145,8 @@ struct BrokerSessions: Sendable {
         if let session = self.sessions[record.sessionKey], session.connection == connection {
             if session.isPersistent {
                 self.sessions[record.sessionKey]?.connection = nil
+                self.offline.append(session.id, key: record.sessionKey)
+                self.discardOfflineSessionsOverLimit()
             } else {
                 self.destroySession(key: record.sessionKey)
             }
@@ -149,8 +161,22 @@ struct BrokerSessions: Sendable {
         self.connections[connection]?.will = nil
     }
 
+    /// Discards the sessions offline longest while more than ``Limits/maximumOfflineSessions`` are
+    /// offline, so that clients connecting with new ids and CleanSession=0 cannot grow the broker
+    /// without bound. Their queued messages are lost and counted.
+    private mutating func discardOfflineSessionsOverLimit() {
+        while self.offline.count > self.limits.maximumOfflineSessions, let key = self.offline.removeOldest() {
+            if let session = self.sessions[key] {
+                self.droppedMessages += session.pending.count + session.inFlight.count
+            }
+            self.destroySession(key: key)
+            self.discardedSessions += 1
+        }
+    }
+
     private mutating func destroySession(key: [UInt8]) {
         guard let session = self.sessions.removeValue(forKey: key) else { return }
+        self.offline.remove(session.id)
         for filter in session.subscriptions.keys {
             self.subscriptions.remove(filter: filter, session: session.id)
         }
@@ -230,21 +256,34 @@ struct BrokerSessions: Sendable {
     /// Adds or replaces subscriptions and queues the matching retained messages with RETAIN=1
     /// [MQTT-3.3.1-6/8] [MQTT-3.8.4-3].
     ///
-    /// - Returns: The granted QoS per filter, in order (the broker grants what was requested).
+    /// A filter the session already holds is replaced. A new filter beyond
+    /// ``Limits/maximumSubscriptions`` is refused (`nil`, SUBACK 0x80) and gets no retained messages.
+    ///
+    /// - Returns: The granted QoS per filter, in order (the broker grants what was requested), or `nil`
+    ///   for a refused filter.
     mutating func subscribe(
         _ session: SessionID,
         to filters: [(filter: TopicFilter, qos: QualityOfService)],
         into outputs: inout [Output]
-    ) -> [QualityOfService] {
+    ) -> [QualityOfService?] {
         guard let key = self.sessionKeys[session] else { return [] }
-        var granted: [QualityOfService] = []
-        for (filter, qos) in filters {
+        let maximum = self.limits.maximumSubscriptions
+        let granted: [QualityOfService?] = filters.map { filter, qos in
             let bytes = Array(filter.rawValue.utf8)
+            let added: Bool =
+                self.withSession(atKey: key) { session in
+                    guard session.subscriptions[bytes] != nil || session.subscriptions.count < maximum else {
+                        return false
+                    }
+                    session.subscriptions[bytes] = qos
+                    return true
+                } ?? false
+            guard added else { return nil }
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
-            self.sessions[key]?.subscriptions[bytes] = qos
-            granted.append(qos)
+            return qos
         }
-        for (filter, qos) in filters {
+        for ((filter, _), qos) in zip(filters, granted) {
+            guard let qos else { continue }
             for var message in self.retained.messages(matching: filter) {
                 message.qos = min(message.qos, qos)
                 message.retain = true

@@ -262,6 +262,59 @@ struct MQTTBrokerTests {
         }
     }
 
+    @Test func subscriptionsBeyondTheClientLimitAreRefusedInTheSuback() async throws {
+        let configuration = MQTTBroker.Configuration(maximumSubscriptionsPerClient: 3)
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "greedy")
+            let filters = ["a", "b", "c", "d", "a"].map { MQTTSubscription(filter: $0, qos: .atLeastOnce) }
+            try await client.send(.subscribe(MQTTSubscribePacket(packetID: 1, subscriptions: filters)))
+            let granted = MQTTSubAckReturnCode.granted(.atLeastOnce)
+            #expect(
+                try await client.receivePacket()
+                    == .suback(
+                        MQTTSubAckPacket(packetID: 1, returnCodes: [granted, granted, granted, .failure, granted])
+                    )
+            )
+            #expect(broker.statistics.subscriptions == 3)
+            // The connection stays usable, and the granted filters deliver.
+            try await self.publish(client, "c", "x")
+            #expect(try await client.receivePacket() == .publish(MQTTPublishPacket(topic: "c", payload: [0x78])))
+        }
+    }
+
+    @Test func offlineSessionsBeyondTheLimitAreDiscarded() async throws {
+        let configuration = MQTTBroker.Configuration(maximumOfflineSessions: 2)
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            let events = broker.events()
+            for index in 0..<5 {
+                var client = try await RawMQTTClient.connected(
+                    port: broker.port,
+                    clientID: "durable\(index)",
+                    cleanSession: false
+                )
+                try await self.subscribe(&client, "jobs/\(index)", qos: .atLeastOnce)
+                try await client.send(.disconnect)
+            }
+            var disconnected = 0
+            for await event in events {
+                if case .clientDisconnected = event { disconnected += 1 }
+                if disconnected == 5 { break }
+            }
+            let statistics = broker.statistics
+            #expect(statistics.sessions == 2)
+            #expect(statistics.subscriptions == 2)
+            #expect(statistics.discardedSessions == 3)
+            // The newest two resume; the oldest starts afresh.
+            _ = try await RawMQTTClient.connected(
+                port: broker.port,
+                clientID: "durable4",
+                cleanSession: false,
+                sessionPresent: true
+            )
+            _ = try await RawMQTTClient.connected(port: broker.port, clientID: "durable0", cleanSession: false)
+        }
+    }
+
     @Test func credentialsAreChecked() async throws {
         let configuration = MQTTBroker.Configuration(credentials: .init(username: "user", password: "pass"))
         try await MQTTBroker.withRunning(configuration: configuration) { broker in

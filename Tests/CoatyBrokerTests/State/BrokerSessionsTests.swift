@@ -211,4 +211,89 @@ struct BrokerSessionsTests {
             ]
         )
     }
+
+    @Test func subscriptionsBeyondTheLimitAreRefusedAndGetNoRetainedMessages() throws {
+        var state = BrokerSessions(limits: .init(maximumSubscriptions: 2))
+        var outputs: [Output] = []
+        state.publish(BrokerMessage(topic: "r", payload: [1], qos: .atMostOnce, retain: true), into: &outputs)
+        let (_, s1, _) = connect(&state, "sub", clean: true, c1)
+        outputs = []
+        let granted = state.subscribe(
+            s1,
+            to: [
+                (try TopicFilter("a"), .atMostOnce), (try TopicFilter("b"), .atLeastOnce),
+                (try TopicFilter("r"), .atMostOnce),
+            ],
+            into: &outputs
+        )
+        #expect(granted == [.atMostOnce, .atLeastOnce, nil])
+        #expect(outputs.isEmpty)
+        #expect(state.subscriptions.count == 2)
+        // A filter already held can be resubscribed at another QoS; a new one is still refused.
+        let again = state.subscribe(
+            s1,
+            to: [(try TopicFilter("a"), .exactlyOnce), (try TopicFilter("c"), .atMostOnce)],
+            into: &outputs
+        )
+        #expect(again == [.exactlyOnce, nil])
+        #expect(
+            state.session(clientID: "sub")?.subscriptions == [
+                Array("a".utf8): .exactlyOnce, Array("b".utf8): .atLeastOnce,
+            ]
+        )
+        // Room made by unsubscribing is available again.
+        state.unsubscribe(s1, from: ["b"])
+        #expect(state.subscribe(s1, to: [(try TopicFilter("r"), .atMostOnce)], into: &outputs) == [.atMostOnce])
+        #expect(outputs.count == 1)
+    }
+
+    @Test func theSessionOfflineLongestIsDiscardedBeyondTheLimit() throws {
+        var state = BrokerSessions(limits: .init(maximumOfflineSessions: 2))
+        var outputs: [Output] = []
+        // p1, p2, p3 go offline in turn, each with one queued QoS 1 message; p1 comes back in between.
+        for (index, name) in ["p1", "p2", "p3"].enumerated() {
+            let connection = ConnectionID(rawValue: UInt64(10 + index))
+            let (_, session, _) = connect(&state, name, clean: false, connection)
+            _ = try subscribe(&state, session, name, .atLeastOnce)
+            state.connectionClosed(connection, graceful: true, into: &outputs)
+            state.publish(message(name, .atLeastOnce), into: &outputs)
+        }
+        // p1 went offline first, so it is discarded with its queued message.
+        #expect(state.session(clientID: "p1") == nil)
+        #expect(state.session(clientID: "p2")?.pending.count == 1)
+        #expect(state.session(clientID: "p3")?.pending.count == 1)
+        #expect(state.discardedSessions == 1)
+        #expect(state.droppedMessages == 1)
+        #expect(state.subscriptions.count == 2)
+        // p2 reconnects and goes offline again: now p3 is the oldest offline session.
+        let (present, _, _) = connect(&state, "p2", clean: false, c1)
+        #expect(present)
+        let (_, _, _) = connect(&state, "p4", clean: false, c2)
+        state.connectionClosed(c2, graceful: true, into: &outputs)
+        #expect(state.sessions.count == 3)
+        state.connectionClosed(c1, graceful: true, into: &outputs)
+        #expect(state.session(clientID: "p3") == nil)
+        #expect(state.session(clientID: "p2") != nil)
+        #expect(state.session(clientID: "p4") != nil)
+        #expect(state.discardedSessions == 2)
+        // Clean sessions and online persistent ones never count.
+        let (_, _, _) = connect(&state, "c", clean: true, c3)
+        #expect(state.sessions.count == 3)
+    }
+
+    @Test func offlineSessionsStayBoundedUnderChurn() {
+        var state = BrokerSessions(limits: .init(maximumOfflineSessions: 10))
+        var outputs: [Output] = []
+        var mostSessions = 0
+        for round in 0..<5_000 {
+            let connection = ConnectionID(rawValue: UInt64(100 + round))
+            // Half reconnect an existing id, half bring a new one.
+            let name = round.isMultiple(of: 2) ? "same\(round % 20)" : "new\(round)"
+            _ = connect(&state, name, clean: false, connection)
+            state.connectionClosed(connection, graceful: false, into: &outputs)
+            mostSessions = max(mostSessions, state.sessions.count)
+        }
+        #expect(mostSessions == 10)
+        #expect(state.discardedSessions > 2_000)
+    }
 }

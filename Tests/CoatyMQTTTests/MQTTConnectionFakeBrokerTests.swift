@@ -3,6 +3,7 @@ import CoatyCore
 import CoatyMQTT
 import CoatyMQTTPackets
 import CoatySockets
+import Synchronization
 import Testing
 
 /// The client against a scripted broker that sends crafted bytes.
@@ -469,6 +470,69 @@ struct MQTTConnectionFakeBrokerTests {
             }
         )
         #expect(error?.code == .subscriptionRefused)
+    }
+
+    /// A broker that answers PINGREQ but never a SUBSCRIBE does not keep the subscriber waiting: the
+    /// acknowledgement watchdog closes the connection after the timeout (at most 1½ times it).
+    @Test func anUnacknowledgedSubscribeClosesTheConnectionAfterTheTimeout() async throws {
+        let clock = ContinuousClock()
+        let outcome = Mutex<(error: TransportError, elapsed: Duration)?>(nil)
+        _ = try await self.withFakeBroker(
+            configure: {
+                $0.keepAlive = .seconds(1)
+                $0.acknowledgementTimeout = .milliseconds(600)
+            },
+            broker: { session in
+                try await session.acceptConnect()
+                while let packet = try? await session.read() {
+                    if packet == .pingreq { try await session.send(.pingresp) }
+                }
+            },
+            client: { transport in
+                // The connection's loss ends withConnection too.
+                await #expect(throws: TransportError.self) {
+                    try await transport.withConnection(.init(clientID: "s"), onMessage: { _ in }) { connection in
+                        let start = clock.now
+                        do {
+                            try await connection.subscribe(to: [TopicFilter("never/acknowledged")])
+                        } catch let error as TransportError {
+                            outcome.withLock { $0 = (error, clock.now - start) }
+                        }
+                    }
+                }
+            }
+        )
+        let (error, waited) = try #require(outcome.withLock { $0 })
+        #expect(error.code == .connectionLost)
+        #expect(error.message.contains("no SUBACK for packet"))
+        #expect(waited >= .milliseconds(600))
+        #expect(waited < .seconds(5), "noticed within 1.5 × the timeout, with slack for a loaded machine")
+    }
+
+    /// Exchanges that are answered, even slowly, never trip the watchdog, however long the connection
+    /// lives: only one exchange's own wait counts.
+    @Test func slowButAnsweredExchangesKeepTheConnection() async throws {
+        let count = try await self.withFakeBroker(
+            configure: { $0.acknowledgementTimeout = .milliseconds(800) },
+            broker: { session in
+                try await session.acceptConnect()
+                while let packet = try await session.read() {
+                    guard case .subscribe(let subscribe) = packet else { continue }
+                    try await Task.sleep(for: .milliseconds(50))  // a slow broker, not synchronisation
+                    try await session.send(
+                        .suback(.init(packetID: subscribe.packetID, returnCodes: [.granted(.atMostOnce)]))
+                    )
+                }
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "s"), onMessage: { _ in }) { connection in
+                    // About 2 s in all, more than twice the timeout.
+                    for index in 0..<40 { try await connection.subscribe(to: [TopicFilter("slow/\(index)")]) }
+                    return 40
+                }
+            }
+        )
+        #expect(count == 40)
     }
 
     /// Subscriptions and unsubscriptions handed over without waiting go out in order, ahead of what

@@ -9,11 +9,12 @@ import Synchronization
 /// ## Concurrency
 ///
 /// All mutable state is an ``MQTTConnectionState`` behind one `Mutex`; continuations are resumed after
-/// the lock is released. Three loops run as child tasks of ``MQTTTransport``'s task group:
+/// the lock is released. Four loops run as child tasks of ``MQTTTransport``'s task group:
 /// - the **reader** decodes packets, delivers PUBLISHes to `onMessage` and completes acknowledgements;
 /// - the **writer** takes everything queued in the outbound buffer and writes it with one system call,
 ///   so packets queued while a write is in progress are coalesced into the next one;
-/// - the **keep-alive** loop sends PINGREQ when idle and fails the connection when it stays unanswered.
+/// - the **keep-alive** loop sends PINGREQ when idle and fails the connection when it stays unanswered;
+/// - the **acknowledgement watchdog** fails the connection when an exchange stays unacknowledged.
 ///
 /// The first failure (I/O error, EOF, malformed packet, protocol violation, missing PINGRESP) is
 /// recorded once; it closes the socket and fails every pending and later operation.
@@ -730,6 +731,55 @@ package final class MQTTConnection: TransportConnection, Sendable {
                         "no PINGRESP from \(self.broker) within the keep-alive of \(seconds) s"
                     )
                 )
+                return
+            }
+        }
+    }
+
+    // MARK: - Acknowledgement watchdog
+
+    /// Fails the connection when an exchange (SUBSCRIBE, UNSUBSCRIBE, QoS 1/2 PUBLISH) stays
+    /// unacknowledged for ``MQTTTransport/Configuration/acknowledgementTimeout``.
+    ///
+    /// Every half timeout the loop notes the exchanges outstanding; one still outstanding two looks
+    /// later has waited at least the whole timeout, so it is noticed within 1½ times it. Exchanges are
+    /// told apart by their tokens, which are never reused, so a packet identifier used again meanwhile
+    /// does not count as old. The publish path pays nothing for this: no clock is read per exchange.
+    func runAcknowledgementWatchdog() async {
+        guard let timeout = self.configuration.acknowledgementTimeout, timeout > .zero else { return }
+        var older: Set<UInt64> = []
+        var previous: Set<UInt64> = []
+        while true {
+            do {
+                try await Task.sleep(for: timeout / 2)
+            } catch {
+                return
+            }
+            enum Look {
+                case stop
+                case outstanding(Set<UInt64>)
+                case overdue(UInt16, MQTTConnectionState.Pending)
+            }
+            let look: Look = self.state.withLock { state in
+                if state.failure != nil { return .stop }
+                var outstanding = Set<UInt64>(minimumCapacity: state.pending.count)
+                for (id, pending) in state.pending {
+                    if older.contains(pending.token) { return .overdue(id, pending) }
+                    outstanding.insert(pending.token)
+                }
+                return .outstanding(outstanding)
+            }
+            switch look {
+            case .stop:
+                return
+            case .outstanding(let outstanding):
+                older = previous
+                previous = outstanding
+            case .overdue(let id, let pending):
+                let message =
+                    "no \(pending.awaitedAcknowledgement) for packet \(id) from \(self.broker) within \(timeout)"
+                self.configuration.logger.warning("\(message)")
+                self.fail(TransportError(.connectionLost, message))
                 return
             }
         }

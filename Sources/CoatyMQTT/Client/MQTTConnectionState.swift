@@ -34,6 +34,17 @@ struct MQTTConnectionState {
             }
         }
 
+        /// The packet this exchange waits for, for messages.
+        var awaitedAcknowledgement: String {
+            switch self {
+            case .publishAwaitingPubAck: "PUBACK"
+            case .publishAwaitingPubRec: "PUBREC"
+            case .publishAwaitingPubComp: "PUBCOMP"
+            case .subscribe: "SUBACK"
+            case .unsubscribe: "UNSUBACK"
+            }
+        }
+
         var isPublish: Bool {
             switch self {
             case .publishAwaitingPubAck, .publishAwaitingPubRec, .publishAwaitingPubComp: true

@@ -20,6 +20,15 @@ extension MQTTTransport {
         public var maximumPacketSize: Int
         /// How long to wait for the TCP connection and the CONNACK. Defaults to 30 s (MQTT.js).
         public var connectTimeout: Duration
+        /// How long the broker may take to acknowledge a SUBSCRIBE, UNSUBSCRIBE or QoS 1/2 PUBLISH
+        /// before the connection is considered broken and closed with `.connectionLost`, or `nil` to
+        /// wait for ever. Defaults to 30 s.
+        ///
+        /// The keep-alive alone does not notice a broker that answers PINGREQ but never a SUBSCRIBE:
+        /// the caller would wait until cancelled. An overdue acknowledgement is noticed within 1½ times
+        /// this timeout, counted from when the packet was queued; a link too slow to write the queued
+        /// packets in that time counts as broken too.
+        public var acknowledgementTimeout: Duration?
         /// How many QoS 1 and 2 publications may await acknowledgement at once; further publishers wait
         /// for a free slot, in order. Defaults to 64.
         public var maximumInFlight: Int
@@ -39,6 +48,7 @@ extension MQTTTransport {
         ///   - password: Defaults to none.
         ///   - maximumPacketSize: Defaults to 16 MiB.
         ///   - connectTimeout: Defaults to 30 s.
+        ///   - acknowledgementTimeout: Defaults to 30 s.
         ///   - maximumInFlight: Defaults to 64.
         ///   - subscriptionQoS: Defaults to QoS 0.
         ///   - logger: Defaults to a disabled logger.
@@ -50,6 +60,7 @@ extension MQTTTransport {
             password: String? = nil,
             maximumPacketSize: Int = 16 * 1024 * 1024,
             connectTimeout: Duration = .seconds(30),
+            acknowledgementTimeout: Duration? = .seconds(30),
             maximumInFlight: Int = 64,
             subscriptionQoS: QualityOfService = .atMostOnce,
             logger: Logger = .disabled
@@ -61,6 +72,7 @@ extension MQTTTransport {
             self.password = password
             self.maximumPacketSize = maximumPacketSize
             self.connectTimeout = connectTimeout
+            self.acknowledgementTimeout = acknowledgementTimeout
             self.maximumInFlight = maximumInFlight
             self.subscriptionQoS = subscriptionQoS
             self.logger = logger

@@ -113,6 +113,7 @@ public struct MQTTTransport: Transport {
             group.addTask { await connection.runReader(decoder: decoder) }
             group.addTask { await connection.runWriter() }
             group.addTask { await connection.runKeepAlive() }
+            group.addTask { await connection.runAcknowledgementWatchdog() }
             defer { group.cancelAll() }
             let result: Result
             do {

@@ -312,7 +312,7 @@ struct ClientConnection: Sendable {
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
             if accepted.count < filters.count {
                 logger.notice(
-                    "subscriptions refused: the client holds the most allowed",
+                    "subscriptions refused: the client reached its limit",
                     metadata: [
                         "client": state.clientID ?? "", "refused": "\(filters.count - accepted.count)",
                         "limit": "\(self.broker.configuration.maximumSubscriptionsPerClient)",

@@ -3,8 +3,8 @@
 ///
 /// A session that comes back online or is destroyed is removed from the count at once but stays in
 /// the order as a stale entry, recognised by its stamp and skipped when it reaches the front. The
-/// order is compacted when more than half of it is stale or consumed, so every operation is amortised O(1) and
-/// memory stays proportional to the sessions actually offline.
+/// order is compacted when more than half of it is stale or consumed, so every operation is amortised
+/// O(1) and memory stays proportional to the sessions actually offline.
 struct OfflineSessions: Sendable {
     private struct Entry: Sendable {
         var session: SessionID

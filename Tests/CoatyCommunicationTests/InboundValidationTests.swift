@@ -84,6 +84,19 @@ struct InboundValidationTests {
         }
     }
 
+    /// coaty-js reads only `object` from an Update (`UpdateEventData.createFrom`), so a `privateData`
+    /// there, even `null` or an array, does not make the Update invalid.
+    @Test(arguments: [#","privateData":null"#, #","privateData":[1]"#, #","privateData":{"k":1}"#])
+    func updatePrivateDataIsIgnoredLikeCoatyJS(extra: String) async throws {
+        try await withOnlineManagers(count: 1) { managers, bus in
+            let updates = await managers[0].observeUpdate(coreType: .coatyObject)
+            let payload =
+                #"{"object":{"objectId":"o1","coreType":"CoatyObject","objectType":"x","name":"n"}"# + extra + "}"
+            try await publishRaw(on: bus, [("coaty/3/-/UPD:CoatyObject/\(Self.source)/\(ObjectID.random())", payload)])
+            #expect(try await updates.first(timeout: .seconds(5)).object.name == "n")
+        }
+    }
+
     /// A topic level with more than 30 combining marks in a row would take quadratic time to hash or
     /// compare once it is a string (a 64 KB source id took a quarter of a second): such a topic is a
     /// malformed Coaty topic, reported and dropped. 30 in a row are accepted.

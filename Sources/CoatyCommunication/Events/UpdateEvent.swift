@@ -38,9 +38,29 @@ public struct UpdateEvent: Sendable {
             ? nil : "completed object \(complete.object.objectID) is not the updated object \(self.object.objectID)"
     }
 
-    var payload: AdvertiseEvent.Payload { AdvertiseEvent.Payload(object: self.object, privateData: nil) }
+    /// The wire form: `{"object": …}`. An Update has no `privateData`; coaty-js reads only `object`
+    /// (`UpdateEventData.createFrom`), so other keys, a `privateData` of any kind among them, are ignored.
+    struct Payload: WirePayload {
+        var object: CoatyObject
 
-    init(payload: AdvertiseEvent.Payload, origin: EventOrigin) throws(CommunicationError) {
+        enum CodingKeys: String, CodingKey { case object }
+
+        init(object: CoatyObject) { self.object = object }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.object = try container.decodeObject(forKey: .object)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try self.object.encodeObject(into: &container, forKey: .object)
+        }
+    }
+
+    var payload: Payload { Payload(object: self.object) }
+
+    init(payload: Payload, origin: EventOrigin) throws(CommunicationError) {
         guard CoatyTopic.isValidEventFilter(payload.object.objectType) else {
             throw .invalid("objectType '\(payload.object.objectType)' is not a valid event filter")
         }

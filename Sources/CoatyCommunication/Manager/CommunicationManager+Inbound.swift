@@ -443,7 +443,7 @@ extension InboundEvent {
             return .retrieve(RetrieveEvent(payload: try payload(RetrieveEvent.Payload.self), origin: origin))
         case .update:
             _ = try requireFilter()
-            var update = try UpdateEvent(payload: payload(AdvertiseEvent.Payload.self), origin: origin)
+            var update = try UpdateEvent(payload: payload(UpdateEvent.Payload.self), origin: origin)
             update.responseRoute = responseRoute
             return .update(update)
         case .complete:

@@ -217,6 +217,21 @@ struct IOTests {
         }
     }
 
+    /// coaty-js accepts an Associate whose route is any non-empty string (`AssociateEventData`), and its
+    /// IO state then counts the association; only subscribing or publishing on such a route fails.
+    @Test func associateWithAnUnusableRouteIsStillAnAssociation() async throws {
+        try await withOnlineManagers(count: 1) { managers, bus in
+            let associations = try await managers[0].observeAssociate(ioContextName: "ctx")
+            let states = try await managers[0].observeIOState(ioContextName: "ctx", ioPointID: Self.source)
+            var iterator = states.makeAsyncIterator()
+            #expect(await iterator.next() == IOStateEvent(hasAssociations: false))
+            let payload = #"{"ioSourceId":"\#(Self.source)","ioActorId":"\#(Self.actor)","associatingRoute":"a/+"}"#
+            try await publishRaw(on: bus, [("coaty/3/-/ASC:ctx/\(InboundValidationTests.source)", payload)])
+            #expect(try await associations.first(timeout: .seconds(5)).associatingRoute == "a/+")
+            #expect(await iterator.next() == IOStateEvent(hasAssociations: true))
+        }
+    }
+
     @Test func rawIOValuesAndExternalRoutes() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let values = try await managers[1].observeIOValue(route: "external/golden/temp")

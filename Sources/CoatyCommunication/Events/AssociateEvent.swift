@@ -9,7 +9,9 @@ public struct AssociateEvent: Sendable, Hashable {
     public let ioSourceID: ObjectID
     /// The IO actor.
     public let ioActorID: ObjectID
-    /// The topic IO values travel on; `nil` to disassociate.
+    /// The topic IO values travel on; `nil` to disassociate. A received route is only known to be
+    /// non-empty: as in coaty-js, a route that is no valid topic name still associates (observing or
+    /// publishing on it then fails).
     public let associatingRoute: String?
     /// The recommended update rate in milliseconds.
     public let updateRate: Int?
@@ -44,9 +46,18 @@ public struct AssociateEvent: Sendable, Hashable {
         self.updateRate = updateRate
     }
 
-    static func invalidReason(_ source: ObjectID, _ actor: ObjectID, _ route: String?) -> String? {
+    /// Why the ids or the route are invalid, or `nil`. An inbound Associate (`checkingRoute: false`)
+    /// only needs a non-empty route, as in coaty-js (`AssociateEventData`); one built here must have a
+    /// route that can be published on.
+    static func invalidReason(
+        _ source: ObjectID,
+        _ actor: ObjectID,
+        _ route: String?,
+        checkingRoute: Bool = true
+    ) -> String? {
         if source.rawValue.isEmpty || actor.rawValue.isEmpty { return "ioSourceId and ioActorId must not be empty" }
-        if let route, !IOValueEvent.isValidRoute(route) {
+        if let route, route.isEmpty { return "associatingRoute must not be empty" }
+        if checkingRoute, let route, !IOValueEvent.isValidRoute(route) {
             return "associatingRoute '\(route)' is not a valid topic name"
         }
         return nil
@@ -104,7 +115,12 @@ public struct AssociateEvent: Sendable, Hashable {
     }
 
     init(ioContextName: String, payload: Payload, origin: EventOrigin) throws(CommunicationError) {
-        if let reason = Self.invalidReason(payload.ioSourceId, payload.ioActorId, payload.associatingRoute) {
+        if let reason = Self.invalidReason(
+            payload.ioSourceId,
+            payload.ioActorId,
+            payload.associatingRoute,
+            checkingRoute: false
+        ) {
             throw .invalid(reason)
         }
         self.ioContextName = ioContextName

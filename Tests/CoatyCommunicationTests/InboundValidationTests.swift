@@ -232,6 +232,30 @@ struct IOTests {
         }
     }
 
+    /// coaty-js never gives an IO actor an update rate (`_handleAssociate`, `_observeIoState`): only
+    /// the source's IO state carries the rate of its association.
+    @Test func ioActorStatesCarryNoUpdateRate() async throws {
+        try await withOnlineManagers(count: 1) { managers, _ in
+            let actorStates = try await managers[0].observeIOState(ioContextName: "ctx", ioPointID: Self.actor)
+            let sourceStates = try await managers[0].observeIOState(ioContextName: "ctx", ioPointID: Self.source)
+            var actorIterator = actorStates.makeAsyncIterator()
+            var sourceIterator = sourceStates.makeAsyncIterator()
+            #expect(await actorIterator.next() == IOStateEvent(hasAssociations: false))
+            #expect(await sourceIterator.next() == IOStateEvent(hasAssociations: false))
+            try managers[0].publish(
+                AssociateEvent(
+                    ioContextName: "ctx",
+                    ioSourceID: Self.source,
+                    ioActorID: Self.actor,
+                    associatingRoute: "route/a",
+                    updateRate: 250
+                )
+            )
+            #expect(await sourceIterator.next() == IOStateEvent(hasAssociations: true, updateRate: 250))
+            #expect(await actorIterator.next() == IOStateEvent(hasAssociations: true))
+        }
+    }
+
     @Test func rawIOValuesAndExternalRoutes() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let values = try await managers[1].observeIOValue(route: "external/golden/temp")

@@ -62,7 +62,8 @@ public struct IOValueEvent: Sendable, Hashable {
 public struct IOStateEvent: Sendable, Hashable {
     /// Whether the IO point has at least one association.
     public let hasAssociations: Bool
-    /// The recommended update rate in milliseconds (the largest of the associations), if any.
+    /// The recommended update rate in milliseconds (the largest of the associations), if any; always
+    /// `nil` for an IO actor, as in coaty-js.
     public let updateRate: Int?
 
     /// Creates an IO state.

@@ -27,6 +27,8 @@ extension CommunicationManager {
 
     /// Observes the IO state of an IO source or actor in an IO context, derived from the Associate
     /// events of that context: yields the current state first (no associations), then every change.
+    /// An IO source's state carries the largest update rate of its associations; an IO actor's
+    /// carries none (coaty-js never gives actors an update rate).
     ///
     /// Returns once the subscription is in place.
     ///
@@ -43,11 +45,15 @@ extension CommunicationManager {
         let (stream, continuation) = await self.observe(filters: [self.filter(.associate, filter: ioContextName)]) {
             delivery -> IOStateEvent? in
             guard case .associate(let event)? = delivery.event else { return nil }
+            // The update rate is the source's: an actor's state never carries one, as in coaty-js.
             let counterpart: ObjectID
+            let updateRate: Int?
             if event.ioSourceID == ioPointID {
                 counterpart = event.ioActorID
+                updateRate = event.updateRate
             } else if event.ioActorID == ioPointID {
                 counterpart = event.ioSourceID
+                updateRate = nil
             } else {
                 return nil
             }
@@ -55,7 +61,7 @@ extension CommunicationManager {
                 if event.associatingRoute == nil {
                     state.pairs[counterpart] = nil
                 } else {
-                    state.pairs[counterpart] = .some(event.updateRate)
+                    state.pairs[counterpart] = .some(updateRate)
                 }
                 let rates = state.pairs.values.compactMap { $0 }
                 let next = IOStateEvent(hasAssociations: !state.pairs.isEmpty, updateRate: rates.max())

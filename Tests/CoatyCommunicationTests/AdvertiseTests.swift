@@ -90,6 +90,53 @@ struct ChannelTests {
         }
     }
 
+    /// A correlation id becomes the last level of the request topic and of the response filter: `#`
+    /// would observe every response in the namespace, `/` would publish a topic no agent accepts.
+    @Test(arguments: ["a/b", "a+", "#", ""])
+    func invalidCorrelationIDIsRejectedAtTheCall(correlationID: String) async throws {
+        let manager = CommunicationManager(
+            transport: InProcessTransport(bus: InProcessBus()),
+            configuration: .init(identity: Identity(name: "A"))
+        )
+        let id = ObjectID(correlationID)
+        let isInvalidArgument: @Sendable (any Error) -> Bool = {
+            ($0 as? CommunicationError)?.code == .invalidArgument
+        }
+        await #expect(
+            performing: { _ = try await manager.call(CallEvent(operation: "op"), correlationID: id) },
+            throws: isInvalidArgument
+        )
+        await #expect(
+            performing: { _ = try await manager.discover(try .byObjectID("o"), correlationID: id) },
+            throws: isInvalidArgument
+        )
+        await #expect(
+            performing: { _ = try await manager.query(try .byObjectTypes(["x"]), correlationID: id) },
+            throws: isInvalidArgument
+        )
+        let update = try UpdateEvent(thing())
+        await #expect(
+            performing: { _ = try await manager.update(update, correlationID: id) },
+            throws: isInvalidArgument
+        )
+        await #expect(
+            performing: { _ = try await manager.update(update, objectTypeCorrelationID: id) },
+            throws: isInvalidArgument
+        )
+    }
+
+    /// Every topic carries the namespace and the identity's id, so a manager that cannot publish them
+    /// refuses to run instead of publishing topics no agent accepts (or a broker refuses).
+    @Test(arguments: [("a/b", "ok"), ("", "ok"), ("ns", "x#y"), ("ns", "x/y"), ("ns", "")])
+    func runRefusesANamespaceOrIdentityIDThatCannotBeATopicLevel(namespace: String, identityID: String) async {
+        let manager = CommunicationManager(
+            transport: InProcessTransport(bus: InProcessBus()),
+            configuration: .init(identity: Identity(objectID: ObjectID(identityID), name: "A"), namespace: namespace)
+        )
+        await #expect { try await manager.run() } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
+        #expect(manager.communicationState == .offline)
+    }
+
     @Test(arguments: ["a/b", "a+", "#", ""])
     func invalidChannelIDIsRejected(channelID: String) {
         #expect { try ChannelEvent(channelID: channelID, objects: []) } throws: {

@@ -28,6 +28,9 @@ extension CommunicationManager {
     /// - Parameters:
     ///   - event: The Discover.
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` for a
+    ///   correlation id that cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000), and
+    ///   with code ``CommunicationError/Code/invalidEvent`` for an event that cannot be encoded.
     public func discover(_ event: DiscoverEvent, correlationID: ObjectID = .random()) async throws
         -> EventStream<ResolveEvent>
     {
@@ -41,6 +44,7 @@ extension CommunicationManager {
         correlationID: ObjectID = .random(),
         _ map: @escaping @Sendable (ResolveEvent) -> Event?
     ) async throws -> EventStream<Event> {
+        try EventValidation.checkFilterName(correlationID.rawValue, "correlationID")
         let payload = try EventCoding.encode(event.payload)
         return await self.request(.discover, payload: payload, correlationID: correlationID, responses: .resolve) {
             [weak self] delivery -> Event? in
@@ -77,9 +81,13 @@ extension CommunicationManager {
     /// - Parameters:
     ///   - event: The Query.
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` for a
+    ///   correlation id that cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000), and
+    ///   with code ``CommunicationError/Code/invalidEvent`` for an event that cannot be encoded.
     public func query(_ event: QueryEvent, correlationID: ObjectID = .random()) async throws
         -> EventStream<RetrieveEvent>
     {
+        try EventValidation.checkFilterName(correlationID.rawValue, "correlationID")
         let payload = try EventCoding.encode(event.payload)
         return await self.request(.query, payload: payload, correlationID: correlationID, responses: .retrieve) {
             [weak self] delivery -> RetrieveEvent? in
@@ -126,11 +134,16 @@ extension CommunicationManager {
     ///   - event: The Update.
     ///   - correlationID: The correlation id of the core-type request. Defaults to a random UUID.
     ///   - objectTypeCorrelationID: The correlation id of the object-type request. Defaults to a random UUID.
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` for a
+    ///   correlation id that cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000), and
+    ///   with code ``CommunicationError/Code/invalidEvent`` for an event that cannot be encoded.
     public func update(
         _ event: UpdateEvent,
         correlationID: ObjectID = .random(),
         objectTypeCorrelationID: ObjectID = .random()
     ) async throws -> EventStream<CompleteEvent> {
+        try EventValidation.checkFilterName(correlationID.rawValue, "correlationID")
+        try EventValidation.checkFilterName(objectTypeCorrelationID.rawValue, "objectTypeCorrelationID")
         let payload = try EventCoding.encode(event.payload)
         var requests: [(filter: String, correlationID: ObjectID)] = []
         if event.object.objectType != event.object.coreType.objectType {
@@ -191,7 +204,11 @@ extension CommunicationManager {
     /// - Parameters:
     ///   - event: The Call.
     ///   - correlationID: The correlation id. Defaults to a fresh random UUID.
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` for a
+    ///   correlation id that cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000), and
+    ///   with code ``CommunicationError/Code/invalidEvent`` for an event that cannot be encoded.
     public func call(_ event: CallEvent, correlationID: ObjectID = .random()) async throws -> EventStream<ReturnEvent> {
+        try EventValidation.checkFilterName(correlationID.rawValue, "correlationID")
         let payload = try EventCoding.encode(event.payload)
         return await self.request(
             .call,

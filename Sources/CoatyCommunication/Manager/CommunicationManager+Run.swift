@@ -22,8 +22,12 @@ extension CommunicationManager {
     /// `.offline`, and `run()` returns normally. It can be called again afterwards.
     ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` if `run()`
-    ///   is already running.
+    ///   is already running, and with code ``CommunicationError/Code/invalidArgument`` if the namespace
+    ///   or the identity's object id cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000):
+    ///   every topic the agent publishes carries both.
     public func run() async throws {
+        try EventValidation.checkFilterName(self.configuration.namespace, "namespace")
+        try EventValidation.checkFilterName(self.identity.objectID.rawValue, "identity objectId")
         let stop = OneShotSignal()
         try self.state.withLock { state throws(CommunicationError) in
             guard !state.isRunning else { throw CommunicationError(.alreadyRunning, "run() is already running") }

@@ -52,12 +52,6 @@ public final class CommunicationManager: Sendable {
             CoatyTopic.subscriptionFilter(.discover, namespace: configuration.subscriptionNamespace)
         )
         self.state = Mutex(state)
-        if !CoatyTopic.isValidEventFilter(configuration.namespace) {
-            configuration.logger.error(
-                "namespace '\(configuration.namespace)' contains invalid characters",
-                metadata: ["namespace": configuration.namespace]
-            )
-        }
     }
 
     /// The MQTT client id: `"Coaty"` and the first 18 hex digits of the identity id without dashes.

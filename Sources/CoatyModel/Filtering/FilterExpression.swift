@@ -33,7 +33,10 @@ public struct FilterExpression: Sendable, Hashable {
     var operand1: AnyCodable? { self.operands.first }
 
     /// The second operand, or `nil` (JavaScript `undefined`) if there is none.
-    var operand2: AnyCodable? { self.operands.count > 1 ? self.operands[1] : nil }
+    ///
+    /// `.none` and not `nil`: `AnyCodable` is `ExpressibleByNilLiteral`, so a `nil` in the conditional
+    /// expression would be JSON `null` and a missing operand would compare as `0`.
+    var operand2: AnyCodable? { self.operands.count > 1 ? self.operands[1] : .none }
 }
 
 extension FilterExpression {

@@ -8,9 +8,11 @@ extension ObjectFilter {
     ///   ``FilterCollation``; ``FilterSortOrder/descending`` reverses it. Ties keep the input order.
     ///   Values of different JSON types (where JavaScript's comparison is inconsistent) order by type:
     ///   `null` < booleans < numbers < strings < arrays < objects; two arrays or two objects tie.
-    /// - A `nil` or negative ``skip`` skips nothing.
     /// - A `nil` or `0` ``take`` means no limit (coaty-js evaluates `take || Number.MAX_SAFE_INTEGER`);
     ///   a negative ``take`` returns nothing.
+    /// - The adapter returns the match at index `i` if `0 <= i - skip < take`: a `nil` ``skip`` skips
+    ///   nothing, and a negative one returns the first `take + skip` matches (none for `skip: -3,
+    ///   take: 2`).
     ///
     /// - Parameter objects: The objects to filter, in their natural order.
     /// - Returns: The selected objects. An object that cannot be encoded to JSON (see
@@ -53,11 +55,13 @@ extension ObjectFilter {
             }
             selected = sorted.map(\.item)
         }
-        var result = selected.dropFirst(max(self.skip ?? 0, 0)).map(\.element)
-        if let take = self.take, take != 0 {
-            result = take < 0 ? [] : Array(result.prefix(take))
-        }
-        return result
+        // The adapter yields the match at index i if 0 <= i - skip < limit, with limit = take || MAX.
+        let offset = self.skip ?? 0
+        let limit = self.take.flatMap { $0 == 0 ? nil : $0 } ?? Int.max
+        let (sum, overflow) = offset.addingReportingOverflow(limit)
+        let end = overflow ? (limit > 0 ? selected.count : 0) : min(max(sum, 0), selected.count)
+        let start = min(max(offset, 0), end)
+        return selected[start..<end].map(\.element)
     }
 
     /// Compares two property values for ordering; `nil` is a missing property.

@@ -43,13 +43,19 @@ struct ObjectFilterApplyTests {
         #expect(Self.names(descending) == ["Thing 3", "Lamp", "thing 1", "Thing 10", "Thing 2", "thing 1"])
     }
 
+    /// Rows checked against coaty-js 2.4.1's in-memory adapter (`findObjects`) on Node.js: it yields the
+    /// matches whose index minus `skip` lies in `0..<take`, so a negative `skip` shortens a `take`.
     @Test(
         arguments: [
             (nil, nil, 6),
             (0, 0, 6),
             (nil, 0, 6),
             (2, nil, 4),
-            (-3, 2, 2),
+            (-3, 2, 0),
+            (-1, 3, 2),
+            (-10, 12, 2),
+            (-2, nil, 6),
+            (-1, -1, 0),
             (5, 10, 1),
             (7, nil, 0),
             (0, -1, 0),

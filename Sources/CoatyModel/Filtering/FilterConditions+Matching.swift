@@ -3,8 +3,10 @@ extension FilterCondition {
     ///
     /// The property is looked up by walking its path through objects (by key) and arrays (by index).
     /// If it is missing, only ``FilterOperator/notExists`` matches. Relational operators compare two
-    /// strings by ``FilterCollation`` and everything else as JavaScript's `<` does; ``FilterOperator/in``
-    /// and ``FilterOperator/notIn`` with an operand that is not an array match nothing (coaty-js throws).
+    /// strings by ``FilterCollation`` and everything else as JavaScript's `<` does. Where coaty-js throws,
+    /// neither an operator nor its negation matches: ``FilterOperator/in`` and ``FilterOperator/notIn``
+    /// with an operand that is not an array, ``FilterOperator/contains`` and
+    /// ``FilterOperator/notContains`` where an object would be tested against `null`.
     ///
     /// - Parameter value: The JSON value to test, usually an object.
     /// - Returns: Whether the condition holds.
@@ -52,9 +54,9 @@ extension FilterCondition {
         case .notExists:
             return false
         case .contains:
-            return JS.contains(property, operand1)
+            return JS.contains(property, operand1) ?? false
         case .notContains:
-            return !JS.contains(property, operand1)
+            return JS.contains(property, operand1).map { !$0 } ?? false
         case .in:
             return JS.includes(operand1, property) ?? false
         case .notIn:

@@ -67,10 +67,14 @@ enum JavaScriptSemantics {
         }
     }
 
-    /// `util/deep.ts contains`: whether `container` contains `contained`.
+    /// `util/deep.ts contains`: whether `container` contains `contained`; `nil` where coaty-js throws.
     ///
-    /// Where coaty-js would throw (an object tested against `null`), this returns `false`.
-    static func contains(_ container: AnyCodable?, _ contained: AnyCodable?, isTopLevel: Bool = true) -> Bool {
+    /// coaty-js throws (at `Object.keys(null)`) when it tests an object against `null`, at any depth.
+    /// Arrays are searched in order and stop as JavaScript's `every`/`some` do, so a `null` found before
+    /// an object is reached does not throw. The keys of an object operand have no order here (coaty-js
+    /// takes them in wire order and stops at the first failing one), so if any key throws the result
+    /// is `nil`.
+    static func contains(_ container: AnyCodable?, _ contained: AnyCodable?, isTopLevel: Bool = true) -> Bool? {
         switch container {
         case .array(let elements)?:
             guard case .array(let wanted)? = contained else {
@@ -79,18 +83,41 @@ enum JavaScriptSemantics {
                 }
                 return false
             }
-            return wanted.allSatisfy { item in elements.contains { Self.contains($0, item, isTopLevel: false) } }
+            for item in wanted {
+                var isFound = false
+                for element in elements {
+                    guard let result = Self.contains(element, item, isTopLevel: false) else { return nil }
+                    if result {
+                        isFound = true
+                        break
+                    }
+                }
+                if !isFound { return false }
+            }
+            return true
         case .object(let members)?:
             switch contained {
+            case .null?:
+                return nil
             case .object(let wanted)?:
-                return wanted.allSatisfy { key, item in
-                    members[key].map { Self.contains($0, item, isTopLevel: false) } ?? false
+                var result = true
+                for (key, item) in wanted {
+                    guard let member = members[key] else {
+                        result = false
+                        continue
+                    }
+                    guard let isContained = Self.contains(member, item, isTopLevel: false) else { return nil }
+                    result = result && isContained
                 }
+                return result
             case .array(let wanted)?:
-                // Object.keys of an array are its indexes.
-                return wanted.enumerated().allSatisfy { index, item in
-                    members[String(index)].map { Self.contains($0, item, isTopLevel: false) } ?? false
+                // Object.keys of an array are its indexes, in order.
+                for (index, item) in wanted.enumerated() {
+                    guard let member = members[String(index)] else { return false }
+                    guard let isContained = Self.contains(member, item, isTopLevel: false) else { return nil }
+                    if !isContained { return false }
                 }
+                return true
             default:
                 return false
             }

@@ -215,6 +215,17 @@ struct FilterOperatorTruthTableTests {
         #expect(!FilterCondition("p", FilterExpression(.notIn, [42])).matches(["p": 42]))
         #expect(!FilterCondition("p", FilterExpression(.in)).matches(["p": 42]))
         #expect(!FilterCondition("p", .contains(nil)).matches(["p": ["a": 1]]))
+        // Also the negated operators, and a `null` met inside arrays or objects: coaty-js's `contains`
+        // throws at `Object.keys(null)` whenever it tests an object against `null`.
+        #expect(!FilterCondition("p", .notContains(nil)).matches(["p": ["a": 1]]))
+        #expect(!FilterCondition("p", .notContains([nil])).matches(["p": [["a": 1]]]))
+        #expect(!FilterCondition("p", .notContains(["a": nil])).matches(["p": ["a": ["b": 1]]]))
+        #expect(!FilterCondition("p", .contains([nil])).matches(["p": [["a": 1], nil]]))
+        // `some` stops at the first element that contains the operand, before reaching the object.
+        #expect(FilterCondition("p", .contains([nil])).matches(["p": [nil, ["a": 1]]]))
+        // No object is tested against `null` here.
+        #expect(FilterCondition("p", .notContains(["b": nil])).matches(["p": ["a": 1]]))
+        #expect(FilterCondition("p", .notContains(nil)).matches(["p": [["a": 1]]]))
     }
 
     @Test func factoriesBuildTheWireExpressions() throws {

@@ -324,8 +324,12 @@ extension AnyCodable {
 
 extension String {
     /// The string without leading and trailing JavaScript white space and line terminators.
+    ///
+    /// Those are Unicode's White_Space characters except U+0085 (NEXT LINE), plus U+FEFF.
     fileprivate func trimmingJavaScriptWhitespace() -> Substring {
-        let isSpace: (Unicode.Scalar) -> Bool = { $0.properties.isWhitespace || $0 == "\u{FEFF}" }
+        let isSpace: (Unicode.Scalar) -> Bool = {
+            ($0.properties.isWhitespace && $0 != "\u{85}") || $0 == "\u{FEFF}"
+        }
         let scalars = self.unicodeScalars
         guard let start = scalars.firstIndex(where: { !isSpace($0) }),
             let end = scalars.lastIndex(where: { !isSpace($0) })

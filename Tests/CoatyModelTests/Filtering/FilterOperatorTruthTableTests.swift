@@ -39,6 +39,8 @@ struct FilterOperatorTruthTableTests {
         OperatorCase(#"[0, "B"]"#, #""b""#, true),
         OperatorCase(#"[0, 2]"#, #"1.5"#, true),
         OperatorCase(#"[0, "x"]"#, #"1"#, false),
+        OperatorCase(#"[0, 5]"#, #""\u00851""#, false),
+        OperatorCase(#"[3, 1]"#, #""\u00a01\ufeff""#, true),
         OperatorCase(#"[1, 42]"#, #"42"#, true),
         OperatorCase(#"[1, "ABc"]"#, #""Abc""#, true),
         OperatorCase(#"[1, "Abc"]"#, #""ABc""#, false),

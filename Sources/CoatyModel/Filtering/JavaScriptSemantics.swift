@@ -199,13 +199,41 @@ enum JavaScriptSemantics {
         }
     }
 
+    /// JavaScript's `Number.prototype.toString()`: the shortest digits that round-trip (as Swift's
+    /// `description` has them), positional for decimal exponents from -6 to 21, else `1.5e-7`/`1e+21`.
     private static func numberString(_ number: Double) -> String {
         if number.isNaN { return "NaN" }
         if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
-        if number == number.rounded(), abs(number) < 1e21, let integer = Int(exactly: number) {
-            return String(integer)
+        if number == 0 { return "0" }
+        let sign = number < 0 ? "-" : ""
+        // Swift writes "1.2345e-07", "1e+16", "0.001" or "123.5": split into digits and an exponent.
+        let text = abs(number).description
+        let mantissa = text.prefix { $0 != "e" }
+        var exponent = text.contains("e") ? Int(text.drop { $0 != "e" }.dropFirst()) ?? 0 : 0
+        let integerPart = mantissa.prefix { $0 != "." }
+        let fractionPart = mantissa.drop { $0 != "." }.dropFirst()
+        var digits = String(integerPart) + fractionPart
+        exponent += integerPart.count
+        while digits.hasPrefix("0") {
+            digits.removeFirst()
+            exponent -= 1
         }
-        return String(number)
+        while digits.hasSuffix("0") { digits.removeLast() }
+        // Now the value is 0.<digits> × 10^exponent.
+        let count = digits.count
+        let body: String
+        if count <= exponent && exponent <= 21 {
+            body = digits + String(repeating: "0", count: exponent - count)
+        } else if 0 < exponent && exponent <= 21 {
+            body = digits.prefix(exponent) + "." + digits.dropFirst(exponent)
+        } else if -6 < exponent && exponent <= 0 {
+            body = "0." + String(repeating: "0", count: -exponent) + digits
+        } else {
+            let power = exponent - 1
+            let head = count == 1 ? digits : digits.prefix(1) + "." + digits.dropFirst()
+            body = head + (power < 0 ? "e-" : "e+") + String(abs(power))
+        }
+        return sign + body
     }
 
     /// JavaScript's `Number(value)` for primitive JSON values.

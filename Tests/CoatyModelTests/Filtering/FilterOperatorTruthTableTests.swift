@@ -40,6 +40,13 @@ struct FilterOperatorTruthTableTests {
         OperatorCase(#"[0, 2]"#, #"1.5"#, true),
         OperatorCase(#"[0, "x"]"#, #"1"#, false),
         OperatorCase(#"[0, 5]"#, #""\u00851""#, false),
+        // Arrays compare as their JavaScript strings, numbers formatted by Number.prototype.toString.
+        OperatorCase(#"[0, "1e-7"]"#, #"[1e-7]"#, false),
+        OperatorCase(#"[3, "1e-7"]"#, #"[1e-7]"#, true),
+        OperatorCase(#"[0, "0.000002"]"#, #"[0.000001]"#, true),
+        OperatorCase(#"[1, "100000000000000000000"]"#, #"[1e20]"#, true),
+        OperatorCase(#"[3, "-1.2345e-7"]"#, #"[-1.2345e-7]"#, true),
+        OperatorCase(#"[1, "1.5e+300"]"#, #"[1.5e300]"#, true),
         OperatorCase(#"[3, 1]"#, #""\u00a01\ufeff""#, true),
         OperatorCase(#"[1, 42]"#, #"42"#, true),
         OperatorCase(#"[1, "ABc"]"#, #""Abc""#, true),

@@ -84,7 +84,7 @@ public enum FilterCollation {
 
     /// White space, punctuation and symbols of ASCII and Latin-1 in ICU's order (checked against ICU 78).
     private static let symbolOrder: [Unicode.Scalar] = Array(
-        "\t\n\u{0B}\u{0C}\r _-,;:!¡?¿.·'\"«»()[]{}§¶@*/\\&#%`´^¯¨¸°©®+±÷×<=>¬|¦~¤¢$£¥".unicodeScalars
+        "\t\n\u{0B}\u{0C}\r\u{85} _-,;:!¡?¿.·'\"«»()[]{}§¶@*/\\&#%`´^¯¨¸°©®+±÷×<=>¬|¦~¤¢$£¥".unicodeScalars
     )
 
     private static let symbolPrimaries: [Unicode.Scalar: UInt32] = {

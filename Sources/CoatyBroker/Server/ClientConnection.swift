@@ -454,9 +454,11 @@ struct ClientConnection: Sendable {
                 retain: connectWill.retain
             )
         }
-        let clientID = connect.clientID.isEmpty ? self.broker.assignClientID() : connect.clientID
         let logger = self.logger
-        let sessionID: SessionID = self.broker.core.withLock { core in
+        let (sessionID, clientID): (SessionID, String) = self.broker.core.withLock { core in
+            // Assigned under the lock, so that the id is still free when the session is made.
+            let clientID =
+                connect.clientID.isEmpty ? self.broker.assignClientID(unusedIn: core.sessions) : connect.clientID
             var outputs: [BrokerSessions.Output] = []
             let (sessionPresent, session) = core.sessions.connect(
                 clientID: clientID,
@@ -468,7 +470,7 @@ struct ClientConnection: Sendable {
             core.outboxes[self.id] = outbox
             _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))), droppable: false)
             core.dispatch(outputs, logger: logger)
-            return session
+            return (session, clientID)
         }
         state.session = sessionID
         state.clientID = clientID

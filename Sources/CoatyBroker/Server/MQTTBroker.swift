@@ -281,9 +281,14 @@ public final class MQTTBroker: Sendable {
         for continuation in continuations { continuation.yield(event) }
     }
 
-    /// A fresh client identifier for a CONNECT with an empty one [MQTT-3.1.3-6].
-    func assignClientID() -> String {
-        "coaty-broker-\(self.nextAssignedClientID.wrappingAdd(1, ordering: .relaxed).oldValue)"
+    /// A fresh client identifier for a CONNECT with an empty one, unique as [MQTT-3.1.3-6] requires:
+    /// an id that a client chose itself and that still has a session in `sessions` is skipped, or the
+    /// new client would take that one over. Call it with the core lock held.
+    func assignClientID(unusedIn sessions: BrokerSessions) -> String {
+        while true {
+            let clientID = "coaty-broker-\(self.nextAssignedClientID.wrappingAdd(1, ordering: .relaxed).oldValue)"
+            if !sessions.hasSession(clientID: clientID) { return clientID }
+        }
     }
 }
 

@@ -414,6 +414,9 @@ struct BrokerSessions: Sendable {
     /// The session of `clientID`, for statistics and tests.
     func session(clientID: String) -> Session? { self.sessions[Array(clientID.utf8)] }
 
+    /// Whether a session, online or offline, exists for `clientID`.
+    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: Array(clientID.utf8)) != nil }
+
     /// The number of connections attached.
     var connectionCount: Int { self.connections.count }
 }

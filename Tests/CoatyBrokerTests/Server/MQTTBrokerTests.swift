@@ -345,6 +345,25 @@ struct MQTTBrokerTests {
             #expect(clientID.hasPrefix("coaty-broker-"))
         }
     }
+
+    /// An assigned id must be unique [MQTT-3.1.3-6]: a client that chose the id the broker would assign
+    /// next is not taken over by a client with an empty id.
+    @Test func assignedClientIDSkipsIDsInUse() async throws {
+        try await MQTTBroker.withRunning { broker in
+            let events = broker.events()
+            var first = try await RawMQTTClient.connected(port: broker.port, clientID: "coaty-broker-1")
+            _ = try await RawMQTTClient.connected(port: broker.port, clientID: "")
+            var iterator = events.makeAsyncIterator()
+            var connected: [String] = []
+            while connected.count < 2, let event = await iterator.next() {
+                if case .clientConnected(let clientID, _, _) = event { connected.append(clientID) }
+            }
+            #expect(connected.count == 2)
+            #expect(connected.last != "coaty-broker-1")
+            try await first.send(.pingreq)
+            #expect(try await first.receivePacket() == .pingresp)
+        }
+    }
 }
 
 struct MQTTBrokerConfigurationTests {

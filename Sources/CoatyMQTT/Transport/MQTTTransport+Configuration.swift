@@ -10,6 +10,12 @@ extension MQTTTransport {
         /// Whole seconds on the wire; `.zero` disables keep-alive. Defaults to 60 s.
         public var keepAlive: Duration
         /// Whether the broker discards earlier session state. Defaults to `true` (Coaty's setting).
+        ///
+        /// With `false`, the broker keeps the subscriptions and queues QoS 1/2 messages while the client
+        /// is offline. The client's own state lasts one connection: QoS 1/2 publications not yet
+        /// acknowledged when it fails throw to their callers instead of being resent on the next
+        /// connection ([MQTT-4.4.0-1] asks for the resend), and a QoS 2 message that the broker resends
+        /// after a reconnect, because our PUBREC never reached it, can be delivered twice.
         public var cleanSession: Bool
         /// The user name sent in CONNECT, if any.
         public var username: String?

@@ -13,7 +13,7 @@ struct ClientConnection: Sendable {
 
     /// Why a connection ended.
     enum CloseReason: Sendable, CustomStringConvertible {
-        /// The client sent DISCONNECT: the will is discarded.
+        /// The client sent DISCONNECT: the will is discarded, and replies already queued are flushed.
         case disconnected
         /// CONNECT was refused with a non-zero CONNACK, which is flushed before closing.
         case refused(MQTTConnectReturnCode)
@@ -65,8 +65,11 @@ struct ClientConnection: Sendable {
             group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
             let reason = await self.read(state, outbox: outbox, watch: watch)
             switch reason {
-            case .refused:
-                // Let the writer flush the CONNACK, then close.
+            case .refused, .disconnected:
+                // Let the writer flush what is queued (the refusing CONNACK, or the replies to packets
+                // the client sent before its DISCONNECT), then close. The writer is cancelled, so it
+                // writes only what the socket takes without waiting: a client that stopped reading
+                // cannot hold the connection open.
                 outbox.finish()
                 group.cancelAll()
                 await group.next()

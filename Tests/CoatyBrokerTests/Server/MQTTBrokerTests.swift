@@ -163,6 +163,26 @@ struct MQTTBrokerTests {
         }
     }
 
+    /// Replies to packets sent before a DISCONNECT in the same write still go out, as mosquitto sends
+    /// them, before the connection closes.
+    @Test func repliesQueuedBeforeADisconnectAreFlushed() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var client = try await RawMQTTClient.connect(port: broker.port)
+            var bytes: [UInt8] = []
+            for packet: MQTTPacket in [
+                .connect(MQTTConnectPacket(clientID: "pipelined")),
+                .publish(MQTTPublishPacket(topic: "t", payload: [1], qos: .atLeastOnce, packetID: 7)),
+                .disconnect,
+            ] {
+                bytes += try packet.encoded()
+            }
+            try await client.send(bytes)
+            #expect(try await client.receivePacket() == .connack(MQTTConnAckPacket()))
+            #expect(try await client.receivePacket() == .puback(7))
+            #expect(await client.isClosedByPeer())
+        }
+    }
+
     @Test func takeoverClosesTheOldConnectionAndPublishesItsWill() async throws {
         try await MQTTBroker.withRunning { broker in
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")

@@ -79,7 +79,8 @@ public final class Container: Sendable {
     ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
     ///   call; what an `onInit` or `onCommunicationManagerStarting` hook throws (the agent then shuts
-    ///   down before rethrowing); what the manager's `run()` throws.
+    ///   down before rethrowing); what the manager's `run()` throws (for example for an invalid
+    ///   namespace; the agent then shuts down, running the stopping and dispose hooks, and rethrows).
     public func run() async throws {
         guard !self.hasRun.exchange(true, ordering: .relaxed) else {
             throw CommunicationError(.alreadyRunning, "a container runs once")
@@ -90,9 +91,20 @@ public final class Container: Sendable {
             try await controller.onInit(context: self.context(for: controller))
         }
         var hookError: (any Error)?
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        var runError: (any Error)?
+        await withTaskGroup(of: (any Error)?.self) { group in
             let states = self.communication.observeCommunicationState()
-            group.addTask { try await self.communication.run() }
+            group.addTask {
+                // The manager stops on its own only when it fails (an invalid namespace, say): the
+                // container then stops too instead of waiting for a shutdown() that may never come.
+                defer { self.shutdown() }
+                do {
+                    try await self.communication.run()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
             if await self.waitUntilOnlineOrStopped(states) {
                 do {
                     for controller in self.controllers { try await controller.onCommunicationManagerStarting() }
@@ -110,10 +122,10 @@ public final class Container: Sendable {
             }
             for controller in self.controllers.reversed() { await controller.onCommunicationManagerStopping() }
             self.communication.finish()
-            try await group.waitForAll()
+            for await case let error? in group { runError = error }
         }
         for controller in self.controllers.reversed() { await controller.onDispose() }
-        if let hookError { throw hookError }
+        if let error = hookError ?? runError { throw error }
     }
 
     /// Requests an orderly shutdown of ``run()``. Returns without suspending.

@@ -116,4 +116,19 @@ struct ContainerTests {
         try await container.run()
         await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .alreadyRunning }
     }
+
+    /// A manager that cannot run (here: an invalid namespace) stops the container, which used to wait
+    /// for a shutdown() that nobody called.
+    @Test func aManagerThatFailsStopsTheContainer() async throws {
+        let journal = Journal()
+        let container = Container(
+            configuration: .init(
+                transport: InProcessTransport(bus: InProcessBus()),
+                communication: .init(namespace: "a/b")
+            ),
+            controllers: [RecordingController(name: "A", journal: journal)]
+        )
+        await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
+        #expect(journal.all == ["init A", "stopping A", "dispose A"])
+    }
 }

@@ -78,8 +78,9 @@ public final class Container: Sendable {
     /// Suspends for the agent's whole life. Returns after the last `onDispose` hook.
     ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
-    ///   call; what an `onInit` or `onCommunicationManagerStarting` hook throws (the agent then shuts
-    ///   down before rethrowing); what the manager's `run()` throws (for example for an invalid
+    ///   call; what an `onInit` hook throws (the agent does not connect; the controllers initialised
+    ///   before it are disposed in reverse order); what an `onCommunicationManagerStarting` hook throws
+    ///   (the agent then shuts down before rethrowing); what the manager's `run()` throws (for example for an invalid
     ///   namespace; the agent then shuts down, running the stopping and dispose hooks, and rethrows).
     public func run() async throws {
         guard !self.hasRun.exchange(true, ordering: .relaxed) else {
@@ -87,8 +88,17 @@ public final class Container: Sendable {
         }
         defer { self.startedSignal.fire() }
         let logger = self.communication.configuration.logger
-        for controller in self.controllers {
-            try await controller.onInit(context: self.context(for: controller))
+        var initialised = 0
+        do {
+            for controller in self.controllers {
+                try await controller.onInit(context: self.context(for: controller))
+                initialised += 1
+            }
+        } catch {
+            // Nothing connected yet: refuse spawned work and dispose what was initialised.
+            self.shutdown()
+            for controller in self.controllers.prefix(initialised).reversed() { await controller.onDispose() }
+            throw error
         }
         var hookError: (any Error)?
         var runError: (any Error)?

@@ -18,6 +18,9 @@ public protocol Controller: Sendable {
     /// Observations registered here are subscribed on connect, before the agent advertises its
     /// identity, so this agent misses nothing that others send once they have seen it join. Set them up
     /// here (with ``ControllerContext/spawn(_:)`` for the loops) when that matters.
+    ///
+    /// If it throws, the agent does not connect: the controllers initialised before this one get
+    /// ``onDispose()`` (this one does not) and ``Container/run()`` rethrows.
     func onInit(context: ControllerContext) async throws
 
     /// Called once the agent is online for the first time, after its identity was advertised.

@@ -131,4 +131,48 @@ struct ContainerTests {
         await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
         #expect(journal.all == ["init A", "stopping A", "dispose A"])
     }
+
+    /// When an onInit hook throws, the controllers initialised before it are disposed.
+    @Test func aThrowingInitDisposesTheControllersInitialisedBefore() async throws {
+        let journal = Journal()
+        let container = Container(
+            configuration: .init(transport: InProcessTransport(bus: InProcessBus())),
+            controllers: [
+                RecordingController(name: "A", journal: journal),
+                RecordingController(name: "B", journal: journal),
+                FailingController(name: "C", journal: journal, failingHook: "init"),
+                RecordingController(name: "D", journal: journal),
+            ]
+        )
+        await #expect(throws: HookFailure.self) { try await container.run() }
+        #expect(journal.all == ["init A", "init B", "init C", "dispose B", "dispose A"])
+    }
+}
+
+struct HookFailure: Error {}
+
+/// Records its hooks like ``RecordingController`` and throws from one of them.
+final class FailingController: Controller {
+    let name: String
+    let journal: Journal
+    let failingHook: String
+
+    init(name: String, journal: Journal, failingHook: String) {
+        self.name = name
+        self.journal = journal
+        self.failingHook = failingHook
+    }
+
+    func onInit(context: ControllerContext) async throws {
+        self.journal.add("init \(self.name)")
+        if self.failingHook == "init" { throw HookFailure() }
+    }
+
+    func onCommunicationManagerStarting() async throws {
+        self.journal.add("starting \(self.name)")
+        if self.failingHook == "starting" { throw HookFailure() }
+    }
+
+    func onCommunicationManagerStopping() async { self.journal.add("stopping \(self.name)") }
+    func onDispose() async { self.journal.add("dispose \(self.name)") }
 }

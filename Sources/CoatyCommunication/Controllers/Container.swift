@@ -51,6 +51,8 @@ public final class Container: Sendable {
     private let spawner: WorkSpawner
     private let stopSignal = StopSignal()
     private let startedSignal = StopSignal()
+    /// Whether the agent came online and every starting hook returned: set before `startedSignal` fires.
+    private let isStarted = Atomic<Bool>(false)
     private let hasRun = Atomic<Bool>(false)
 
     /// The agent's identity.
@@ -118,6 +120,7 @@ public final class Container: Sendable {
             if await self.waitUntilOnlineOrStopped(states) {
                 do {
                     for controller in self.controllers { try await controller.onCommunicationManagerStarting() }
+                    self.isStarted.store(true, ordering: .releasing)
                 } catch {
                     hookError = error
                     self.shutdown()
@@ -146,10 +149,14 @@ public final class Container: Sendable {
 
     /// Runs a container while `body` runs: `body` starts once the agent is online and every
     /// `onCommunicationManagerStarting` hook has run; when it returns or throws, the container shuts
-    /// down in order and this method returns after the last `onDispose` hook.
+    /// down in order and this method returns after the last `onDispose` hook. If the agent stops before
+    /// that (a hook throws, the manager fails, or the task is cancelled), `body` does not run.
     ///
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` or ``run()`` throws.
+    /// - Throws: What `body` or ``run()`` throws; `CancellationError` if the task was cancelled before
+    ///   the agent started; ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` if the
+    ///   agent stopped before it came online without an error (for example a controller called the
+    ///   manager's `finish()`).
     public static func withRunning<Result: Sendable>(
         configuration: Configuration,
         controllers: [any Controller],
@@ -159,6 +166,13 @@ public final class Container: Sendable {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await container.run() }
             await container.startedSignal.wait()
+            guard container.isStarted.load(ordering: .acquiring) else {
+                // A hook threw, the manager failed, or the task was cancelled: no body on a dead agent.
+                container.shutdown()
+                try await group.waitForAll()
+                try Task.checkCancellation()
+                throw CommunicationError(.notRunning, "the container stopped before it came online")
+            }
             let result: Result
             do {
                 result = try await body(container)

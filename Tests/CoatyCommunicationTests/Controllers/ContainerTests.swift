@@ -147,6 +147,60 @@ struct ContainerTests {
         await #expect(throws: HookFailure.self) { try await container.run() }
         #expect(journal.all == ["init A", "init B", "init C", "dispose B", "dispose A"])
     }
+
+    /// withRunning does not run its body when the agent did not start: it rethrows the hook's error.
+    @Test(arguments: ["init", "starting"])
+    func withRunningSkipsTheBodyWhenAHookThrows(failingHook: String) async throws {
+        let journal = Journal()
+        await #expect(throws: HookFailure.self) {
+            try await Container.withRunning(
+                configuration: .init(transport: InProcessTransport(bus: InProcessBus())),
+                controllers: [FailingController(name: "A", journal: journal, failingHook: failingHook)]
+            ) { _ in journal.add("body") }
+        }
+        #expect(!journal.all.contains("body"))
+    }
+
+    /// withRunning does not run its body when the agent stopped before it came online.
+    @Test func withRunningSkipsTheBodyWhenTheAgentCannotRun() async throws {
+        let journal = Journal()
+        await #expect {
+            try await Container.withRunning(
+                configuration: .init(
+                    transport: InProcessTransport(bus: InProcessBus()),
+                    communication: .init(namespace: "a+b")
+                ),
+                controllers: []
+            ) { _ in journal.add("body") }
+        } throws: { ($0 as? CommunicationError)?.code == .invalidArgument }
+        #expect(journal.all.isEmpty)
+    }
+
+    /// Cancelling withRunning while the agent connects ends it without running the body.
+    @Test func cancellingBeforeOnlineSkipsTheBody() async throws {
+        /// A transport whose connection never comes up.
+        struct Unreachable: Transport {
+            func withConnection<Result: Sendable>(
+                _ options: TransportConnectOptions,
+                onMessage: @escaping @Sendable (TransportMessage) -> Void,
+                _ body: (any TransportConnection) async throws -> Result
+            ) async throws -> Result {
+                await Suspension.never()
+                throw CancellationError()
+            }
+        }
+        let journal = Journal()
+        let task = Task {
+            try await Container.withRunning(
+                configuration: .init(transport: Unreachable()),
+                controllers: [RecordingController(name: "A", journal: journal)]
+            ) { _ in journal.add("body") }
+        }
+        await journal.wait(for: "init A")
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(journal.all == ["init A", "stopping A", "dispose A"])
+    }
 }
 
 struct HookFailure: Error {}
@@ -175,4 +229,12 @@ final class FailingController: Controller {
 
     func onCommunicationManagerStopping() async { self.journal.add("stopping \(self.name)") }
     func onDispose() async { self.journal.add("dispose \(self.name)") }
+}
+
+enum Suspension {
+    /// Suspends until the task is cancelled.
+    static func never() async {
+        let (stream, _) = AsyncStream.makeStream(of: Never.self)
+        for await _ in stream {}
+    }
 }

@@ -40,7 +40,7 @@ public final class ObjectLifecycleController: Controller {
     ///
     /// Returns once the Advertise, Deadvertise and Resolve subscriptions are in place and the
     /// Discover has been published. The stream yields one ``ObjectLifecycleInfo`` per change and
-    /// finishes when the consumer stops or the container shuts down.
+    /// finishes when the consumer stops or the container shuts down (at once if it already has).
     ///
     /// - Parameters:
     ///   - coreType: The core type to track.
@@ -130,6 +130,8 @@ public final class ObjectLifecycleController: Controller {
             handle.cancel()
             withExtendedLifetime((advertises, deadvertises, resolves)) {}
         }
+        // After the container has shut down nothing runs the loop above: end the tracking now.
+        if handle.signal.isFired { continuation.finish() }
         return stream
     }
 

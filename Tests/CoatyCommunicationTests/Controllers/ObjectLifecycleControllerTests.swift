@@ -127,6 +127,15 @@ struct ObjectLifecycleControllerTests {
         }
     }
 
+    /// Tracking asked for after the container has shut down ends at once instead of never.
+    @Test func trackingAfterShutdownFinishes() async throws {
+        let (container, lifecycle) = try await self.withTracker(bus: InProcessBus()) { ($0, $1) }
+        var changes = 0
+        for await _ in try await lifecycle.observeObjectLifecycleInfo() { changes += 1 }
+        #expect(changes == 0)
+        _ = container
+    }
+
     @Test func controllersAdvertiseLogObjects() async throws {
         let bus = InProcessBus()
         let logs = bus.messages()

@@ -43,6 +43,27 @@ struct MonitorTests {
         #expect(printed[2].contains("ADV::com.example.Thing"))
     }
 
+    /// A monitor whose broker goes away fails with a clear error instead of waiting silently forever.
+    @Test func failsWhenTheBrokerGoesAway() async throws {
+        let bus = InProcessBus()
+        let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await #expect(throws: (any Error).self) {
+                    try await MonitorCommand.run(
+                        MonitorOptions(),
+                        transport: InProcessTransport(bus: bus),
+                        ready: { readyContinuation.yield() }
+                    ) { _ in }
+                }
+            }
+            for await _ in ready { break }
+            let monitor = try #require(bus.clientIDs.first { $0.hasPrefix("CoatyMonitor") })
+            #expect(bus.dropConnection(clientID: monitor))
+            try await group.waitForAll()
+        }
+    }
+
     @Test(arguments: [
         (EventCode.deadvertise, #"{"objectIds":["11111111-1111","22222222-2222"]}"#, "objectIds 11111111, 22222222"),
         (.discover, #"{"coreTypes":["Identity"]}"#, "coreTypes [Identity]"),

@@ -8,6 +8,7 @@ enum MonitorCommand {
     /// namespace) and writes one line per event to `output` until `count` events were shown or the task
     /// is cancelled.
     ///
+    /// - Throws: What the transport throws when it cannot connect; an error when the connection is lost.
     /// - Parameter ready: Called once the subscription is in place.
     static func run(
         _ options: MonitorOptions,
@@ -22,27 +23,48 @@ enum MonitorCommand {
             bufferingPolicy: .bufferingNewest(10_000)
         )
         let clientID = "CoatyMonitor" + String(ObjectID.random().rawValue.filter { $0 != "-" }.prefix(11))
-        try await transport.withConnection(
+        let isLost = try await transport.withConnection(
             TransportConnectOptions(clientID: clientID),
             onMessage: { message in continuation.yield(message) }
         ) { connection in
             try await connection.subscribe(to: [filter])
             ready()
-            var formatter = MonitorFormatter()
-            formatter.showPayload = options.showPayload
-            var shown = 0
-            for await message in lines {
-                guard
-                    let line = formatter.line(
-                        topic: message.topic,
-                        payload: message.payload,
-                        time: StandardStream.timeOfDay()
-                    )
-                else { continue }
-                output(line)
-                shown += 1
-                if let count = options.count, shown >= count { break }
+            // Printing ends when enough events were shown or the connection closes (the broker went away).
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await connection.waitUntilClosed()
+                    return !Task.isCancelled
+                }
+                group.addTask {
+                    await Self.print(lines, options: options, output: output)
+                    return false
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
             }
+        }
+        if isLost { throw CLIError("lost the connection to the broker at \(options.connection.broker)") }
+    }
+
+    private static func print(
+        _ lines: AsyncStream<TransportMessage>,
+        options: MonitorOptions,
+        output: @Sendable (String) -> Void
+    ) async {
+        var formatter = MonitorFormatter()
+        formatter.showPayload = options.showPayload
+        var shown = 0
+        for await message in lines {
+            guard
+                let line = formatter.line(
+                    topic: message.topic,
+                    payload: message.payload,
+                    time: StandardStream.timeOfDay()
+                )
+            else { continue }
+            output(line)
+            shown += 1
+            if let count = options.count, shown >= count { break }
         }
     }
 }

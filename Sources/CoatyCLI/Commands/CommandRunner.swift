@@ -13,11 +13,15 @@ enum CommandRunner {
             }
         case .discover(let options):
             let transport = try TransportFactory.make(options.connection)
-            _ = try await DiscoverCommand.run(options, transport: transport) { Console.line($0) }
+            try await Signals.runUntilInterrupted {
+                _ = try await DiscoverCommand.run(options, transport: transport) { Console.line($0) }
+            }
         case .call(let options):
             let transport = try TransportFactory.make(options.connection)
-            let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
-            if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
+            try await Signals.runUntilInterrupted {
+                let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
+                if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
+            }
         }
     }
 }

@@ -11,9 +11,11 @@ import Dispatch
 /// Dispatch signal sources are used here, in the executable only: the library itself has no
 /// signal handling and no dispatch queues.
 enum Signals {
-    /// Suspends until the process receives SIGINT or SIGTERM, then returns the signal number.
-    /// Returns early with `nil` if the task is cancelled.
-    static func waitForTermination() async -> Int32? {
+    /// Runs `work` until it returns or the process is interrupted; on SIGINT/SIGTERM `work` is cancelled
+    /// and this returns normally once it has ended (so the caller exits with status 0).
+    ///
+    /// The signals are caught before `work` starts, so an early Ctrl-C cannot kill the process abruptly.
+    static func runUntilInterrupted(_ work: @escaping @Sendable () async throws -> Void) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGINT, SIGTERM] {
@@ -26,21 +28,13 @@ enum Signals {
         defer {
             for source in sources { source.cancel() }
         }
-        for await signalNumber in stream {
-            return signalNumber
-        }
-        return nil
-    }
-
-    /// Runs `work` until it returns or the process is interrupted; on SIGINT/SIGTERM `work` is cancelled.
-    static func runUntilInterrupted(_ work: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await work()
                 return true
             }
             group.addTask {
-                _ = await Signals.waitForTermination()
+                for await _ in stream { break }
                 return false
             }
             defer { group.cancelAll() }

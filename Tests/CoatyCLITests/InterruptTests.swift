@@ -1,0 +1,52 @@
+import CoatyBroker
+import CoatyCommunication
+import CoatyMQTT
+import CoatyModel
+import CoatyTesting
+import Foundation
+import Testing
+
+/// The `coaty` executable interrupted while it talks to agents: it leaves and exits with status 0, as
+/// Docs/CLI.md says for Ctrl-C.
+@Suite(.timeLimit(.minutes(1)))
+struct InterruptTests {
+    /// The `coaty` executable, built next to the test bundle.
+    static var executable: String? {
+        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return nil
+        }
+        let path = URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("coaty").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    @Test(arguments: [(["discover"], SIGINT), (["discover"], SIGTERM), (["call", "com.example.nobody"], SIGINT)])
+    func anInterruptedClientExitsWithZero(subcommand: [String], signal: Int32) async throws {
+        let executable = try #require(Self.executable, "coaty is not built")
+        try await MQTTBroker.withRunning { broker in
+            let url = "mqtt://127.0.0.1:\(broker.port)"
+            let watcher = CommunicationManager(
+                transport: MQTTTransport(brokerURL: url),
+                configuration: .init(identity: Identity(name: "Watcher"))
+            )
+            let joins = await watcher.observeAdvertise(coreType: .identity)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let states = watcher.observeCommunicationState()
+                group.addTask { try await watcher.run() }
+                _ = await states.first { $0 == .online }
+
+                let child = try ChildProcess.spawn(
+                    executable,
+                    subcommand + ["--broker", url, "--timeout", "60"],
+                    captureOutput: true
+                )
+                // Interrupt it once it has joined, well before its timeout.
+                _ = await joins.first { $0.object.name.hasPrefix("coaty ") }
+                child.kill(signal)
+                let status = await child.waitForExit()
+                #expect(status == 0, "\(child.errorOutput)")
+                watcher.finish()
+                try await group.waitForAll()
+            }
+        }
+    }
+}

@@ -92,6 +92,26 @@ struct CommandParsingTests {
         #expect(throws: UsageError(message, subcommand: subcommand)) { try Command(parsing: arguments) }
     }
 
+    /// Command lines that used to be accepted and then failed at run time with status 1 (after a
+    /// 5-second connect timeout for the broker URLs) instead of a usage error.
+    @Test(arguments: [
+        (
+            ["discover", "--broker", "mqtt://host:99999"],
+            "'--broker' takes an address like mqtt://host:port, not 'mqtt://host:99999'"
+        ),
+        (["discover", "-b", "mqtt://:1883"], "'--broker' takes an address like mqtt://host:port, not 'mqtt://:1883'"),
+        (["discover", "-b", "mqtt://"], "'--broker' takes an address like mqtt://host:port, not 'mqtt://'"),
+        (["discover", "-b", "tcp://h:x"], "'--broker' takes an address like mqtt://host:port, not 'tcp://h:x'"),
+        (["discover", "-P", "pw"], "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)"),
+    ])
+    func runTimeFailuresAreUsageErrors(arguments: [String], message: String) {
+        #expect(throws: UsageError(message, subcommand: "discover")) { try Command(parsing: arguments) }
+    }
+
+    @Test func invalidParameterJSONIsAUsageError() {
+        #expect(throws: UsageError.self) { try Command(parsing: ["call", "op", "--params", "{bad"]) }
+    }
+
     @Test func doubleDashMakesTheRestPositional() throws {
         guard case .call(let options) = try Command(parsing: ["call", "--", "--weird-op"]) else {
             Issue.record("expected a call")

@@ -32,7 +32,7 @@ enum Help {
           -b, --broker <url>      The broker, mqtt://host:port. (default: mqtt://127.0.0.1:1883)
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
-          -P, --password <pw>     MQTT password.
+          -P, --password <pw>     MQTT password (with --username).
         """
 
     static let broker = """

@@ -1,3 +1,6 @@
+import CoatyMQTT
+import CoatyModel
+
 /// Options of `coaty broker`.
 struct BrokerOptions: Equatable {
     var host = "127.0.0.1"
@@ -59,7 +62,10 @@ struct ConnectionOptions: Equatable {
         switch name {
         case "broker", "b":
             let url = try scanner.value(for: "broker", inline: inline)
-            guard url.hasPrefix("mqtt://") || url.hasPrefix("tcp://") else {
+            // The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage
+            // error now rather than a connect failure after the timeout.
+            guard url.hasPrefix("mqtt://") || url.hasPrefix("tcp://"), (try? MQTTBrokerAddress(parsing: url)) != nil
+            else {
                 throw UsageError(
                     "'--broker' takes an address like mqtt://host:port, not '\(url)'",
                     subcommand: scanner.subcommand
@@ -80,6 +86,16 @@ struct ConnectionOptions: Equatable {
         default: return false
         }
         return true
+    }
+
+    /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name.
+    func validate(subcommand: String) throws(UsageError) {
+        if self.password != nil, self.username == nil {
+            throw UsageError(
+                "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)",
+                subcommand: subcommand
+            )
+        }
     }
 }
 
@@ -114,6 +130,7 @@ struct MonitorOptions: Equatable {
                 throw UsageError("unexpected argument '\(value)'", subcommand: "monitor")
             }
         }
+        try self.connection.validate(subcommand: "monitor")
     }
 }
 
@@ -141,6 +158,7 @@ struct DiscoverOptions: Equatable {
                 throw UsageError("unexpected argument '\(value)'", subcommand: "discover")
             }
         }
+        try self.connection.validate(subcommand: "discover")
     }
 }
 
@@ -172,6 +190,9 @@ struct CallOptions: Equatable {
                     guard let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else {
                         throw UsageError("'--params' takes a JSON object or array", subcommand: "call")
                     }
+                    guard (try? AnyCodable(json: text)) != nil else {
+                        throw UsageError("'--params' is not valid JSON: \(text)", subcommand: "call")
+                    }
                     self.parameters = text
                 default:
                     throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "call")
@@ -181,6 +202,7 @@ struct CallOptions: Equatable {
                 operation = value
             }
         }
+        try self.connection.validate(subcommand: "call")
         guard let operation else { throw UsageError("missing operation name", subcommand: "call") }
         guard !operation.isEmpty, !operation.contains(where: { "/+#\u{0}".contains($0) }) else {
             throw UsageError(

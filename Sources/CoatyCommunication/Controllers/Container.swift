@@ -79,6 +79,10 @@ public final class Container: Sendable {
     ///
     /// Suspends for the agent's whole life. Returns after the last `onDispose` hook.
     ///
+    /// Cancellation reaches the manager's `run()` at the same time as the container, so the manager
+    /// deadvertises the identity and disconnects while the stopping hooks run: what those hooks publish
+    /// is then not sent. Call ``shutdown()`` when the stopping hooks must still talk to other agents.
+    ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
     ///   call; what an `onInit` hook throws (the agent does not connect; the controllers initialised
     ///   before it are disposed in reverse order); what an `onCommunicationManagerStarting` hook throws

@@ -11,6 +11,10 @@ import Synchronization
 /// tracked object whose `parentObjectID` is a deadvertised id (one level), which is how the objects
 /// of an agent disappear when its identity is deadvertised or its last will arrives.
 ///
+/// Each tracking stream keeps every object it has seen until it is deadvertised, as coaty-js's
+/// registry does: there is no limit, so an agent that advertises ever new objects without
+/// deadvertising them grows it. Track with a `where` predicate, or by object type, to bound what is kept.
+///
 /// ```swift
 /// let lifecycle = ObjectLifecycleController()
 /// // … in a container with [lifecycle], once started:

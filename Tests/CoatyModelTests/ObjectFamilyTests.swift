@@ -137,6 +137,23 @@ struct ObjectFamilyTests {
         #expect(storeB.names.withLock { $0 } == ["s3"])
         #expect(throws: DecodingError.self) { try family.decode(CoatyObject.self, from: json) }
     }
+
+    /// coaty-js validates an object by its `coreType` alone (`CoreTypes.isObject`), so a built-in object
+    /// type with another core type is valid there and decodes as the class of that core type here.
+    @Test func builtInObjectTypeWithAnotherCoreTypeFallsBackToThatCoreType() throws {
+        let json = object("t", type: "coaty.Task", core: "CoatyObject", extra: #","status":"open""#)
+        let decoded = try ObjectFamily().decode(CoatyObject.self, from: bytes(json))
+        #expect(ObjectIdentifier(type(of: decoded)) == ObjectIdentifier(CoatyObject.self))
+        #expect(decoded.objectType == "coaty.Task" && decoded.coreType == .coatyObject)
+        #expect(try AnyCodable(json: CoatyJSONEncoder().encode(decoded)) == AnyCodable(json: json))
+        let thing = object("h", type: "coaty.sensorThings.Thing", core: "Identity")
+        #expect(try ObjectFamily().decode(CoatyObject.self, from: bytes(thing)) is Identity)
+        // A class the app registered keeps its core type.
+        let light = object("l", type: "com.example.Light", core: "Task", extra: task)
+        #expect(throws: DecodingError.self) {
+            try ObjectFamily([Light.self]).decode(CoatyObject.self, from: bytes(light))
+        }
+    }
 }
 
 private struct AnyKey: CodingKey {

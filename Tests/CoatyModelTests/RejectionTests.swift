@@ -52,9 +52,9 @@ struct RejectionTests {
         .init(rule: "unknown coreType", json: #"{\#(base),"objectType":"x.T","coreType":"Foo"}"#, field: "coreType"),
         .init(rule: "missing coreType", json: #"{\#(base),"objectType":"x.T"}"#, field: "coreType"),
         .init(
-            rule: "coreType of a registered type does not match",
+            rule: "coaty.Task with coreType User is validated as a User",
             json: #"{\#(base),"objectType":"coaty.Task","coreType":"User"}"#,
-            field: "coreType"
+            field: "names"
         ),
         .init(
             rule: "empty objectType",

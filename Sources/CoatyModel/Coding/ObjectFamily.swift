@@ -17,6 +17,9 @@
 /// the class of the object's `coreType`. So an object of an unknown type `com.example.Robot` with core
 /// type `Task` decodes as a ``CoatyTask`` that keeps `objectType` and its extra fields in
 /// ``CoatyObject/customProperties``, and encodes back unchanged. An unknown `coreType` is an error.
+/// A built-in object type with another core type (`coaty.Task` with core type `CoatyObject`) decodes as
+/// the class of that core type, as coaty-js validates by core type only; a class the app registered
+/// must get its own core type.
 ///
 /// ## Options
 ///
@@ -122,6 +125,12 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         return entries
     }()
 
+    /// Whether `type` is the built-in class of `objectType` rather than one the app registered.
+    private static func isBuiltIn(_ type: CoatyObject.Type, for objectType: String) -> Bool {
+        guard case .type(let builtIn)? = Self.builtInEntries[objectType] else { return false }
+        return ObjectIdentifier(builtIn) == ObjectIdentifier(type)
+    }
+
     enum DiscriminatorKeys: String, CodingKey {
         case objectType
         case coreType
@@ -137,8 +146,8 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     /// - Parameter decoder: A decoder positioned at the object's JSON.
     /// - Returns: An instance of the registered class, the built-in class, or the core type's class.
     /// - Throws: `DecodingError` whose coding path names the field, with the reason in its description:
-    ///   `objectType`/`coreType` missing or not a string, an unknown core type, or any validation error of the
-    ///   chosen class or factory.
+    ///   `objectType`/`coreType` missing or not a string, an unknown core type, a core type other than that
+    ///   of the app-registered class, or any validation error of the chosen class or factory.
     public func decodeObject(from decoder: any Decoder) throws -> CoatyObject {
         let options = ObjectDecodingOptions.current(in: decoder)
         if let graph = options.graph {
@@ -173,6 +182,12 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         case .type(let type):
             // Check the core type before the class validates its own fields, so a mismatch is reported as such.
             let coreTypeName = try container.decode(String.self, forKey: .coreType)
+            if coreTypeName != type.coreType.rawValue, Self.isBuiltIn(type, for: objectType),
+                let coreType = CoreType(rawValue: coreTypeName)
+            {
+                // coaty-js validates by core type only, so `coaty.Task` with core type `CoatyObject` is valid.
+                return try Self.fallbackClass(for: coreType).init(from: decoder)
+            }
             guard coreTypeName == type.coreType.rawValue else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .coreType,

@@ -11,6 +11,8 @@ struct RejectionCase: CustomTestStringConvertible, Sendable {
 
 private let base = #""objectId":"4444","name":"n""#
 private let task = #""objectType":"coaty.Task","coreType":"Task","creatorId":"c","creationTimestamp":1"#
+private let observation =
+    #""objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":2,"resultTime":1"#
 
 struct RejectionTests {
     static let rejected: [RejectionCase] = [
@@ -206,6 +208,36 @@ struct RejectionTests {
             field: "familyName"
         ),
         .init(
+            rule: "Observation validTime without start, end or duration",
+            json: #"{\#(base),\#(observation),"validTime":{}}"#,
+            field: "duration"
+        ),
+        .init(
+            rule: "Observation validTime with start only",
+            json: #"{\#(base),\#(observation),"validTime":{"start":1}}"#,
+            field: "end"
+        ),
+        .init(
+            rule: "Observation validTime with start, end and duration",
+            json: #"{\#(base),\#(observation),"validTime":{"start":1,"end":2,"duration":1}}"#,
+            field: "duration"
+        ),
+        .init(
+            rule: "Observation validTime with end only",
+            json: #"{\#(base),\#(observation),"validTime":{"end":2}}"#,
+            field: "start"
+        ),
+        .init(
+            rule: "Observation validTime with negative duration",
+            json: #"{\#(base),\#(observation),"validTime":{"duration":-1}}"#,
+            field: "duration"
+        ),
+        .init(
+            rule: "Observation validTime with negative start",
+            json: #"{\#(base),\#(observation),"validTime":{"start":-1,"end":2}}"#,
+            field: "start"
+        ),
+        .init(
             rule: "User formatted empty",
             json: #"{\#(base),"objectType":"coaty.User","coreType":"User","names":{"formatted":""}}"#,
             field: "formatted"
@@ -302,6 +334,18 @@ struct RejectionTests {
             rule: "SensorThings Observation",
             json:
                 #"{"objectId":"o","name":"o","objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":22.5,"resultTime":2,"featureOfInterestId":"f","parameters":{"p":1}}"#,
+            field: ""
+        ),
+        .init(
+            rule: "SensorThings Observation with each valid form of validTime",
+            json:
+                #"{"objectId":"o","name":"o","objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":null,"resultTime":2,"validTime":{"duration":0},"x":[{"objectId":"a","name":"a","objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":1,"resultTime":2,"validTime":{"start":0,"duration":5}}]}"#,
+            field: ""
+        ),
+        .init(
+            rule: "SensorThings Sensor with an end-and-duration interval",
+            json:
+                #"{"objectId":"s","name":"s","objectType":"coaty.sensorThings.Sensor","coreType":"CoatyObject","description":"d","encodingType":"","metadata":null,"unitOfMeasurement":{},"observationType":"t","observedProperty":{"name":"t","definition":"","description":""},"phenomenonTime":{"end":1,"duration":1},"resultTime":{"start":1,"end":1}}"#,
             field: ""
         ),
         .init(

@@ -11,6 +11,9 @@ struct RejectionCase: CustomTestStringConvertible, Sendable {
 
 private let base = #""objectId":"4444","name":"n""#
 private let task = #""objectType":"coaty.Task","coreType":"Task","creatorId":"c","creationTimestamp":1"#
+private let sensor =
+    #""objectType":"coaty.sensorThings.Sensor","coreType":"CoatyObject","description":"","encodingType":"","metadata":1,"observationType":"t""#
+private let property = #"{"name":"t","definition":"","description":""}"#
 private let observation =
     #""objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":2,"resultTime":1"#
 
@@ -236,6 +239,39 @@ struct RejectionTests {
             rule: "Observation validTime with negative start",
             json: #"{\#(base),\#(observation),"validTime":{"start":-1,"end":2}}"#,
             field: "start"
+        ),
+        .init(
+            rule: "Observation phenomenonTime negative",
+            json:
+                #"{\#(base),"objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":-1,"result":2,"resultTime":1}"#,
+            field: "phenomenonTime"
+        ),
+        .init(
+            rule: "Observation resultTime negative",
+            json:
+                #"{\#(base),"objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"result":2,"resultTime":-1}"#,
+            field: "resultTime"
+        ),
+        .init(
+            rule: "Observation resultQuality with an empty string",
+            json: #"{\#(base),\#(observation),"resultQuality":["ok",""]}"#,
+            field: "resultQuality"
+        ),
+        .init(
+            rule: "Sensor observedProperty name empty",
+            json:
+                #"{\#(base),\#(sensor),"unitOfMeasurement":{},"observedProperty":{"name":"","definition":"","description":""}}"#,
+            field: "name"
+        ),
+        .init(
+            rule: "Sensor unitOfMeasurement symbol null",
+            json: #"{\#(base),\#(sensor),"unitOfMeasurement":{"symbol":null},"observedProperty":\#(property)}"#,
+            field: "symbol"
+        ),
+        .init(
+            rule: "Sensor observedArea not an object",
+            json: #"{\#(base),\#(sensor),"unitOfMeasurement":{},"observedProperty":\#(property),"observedArea":[1]}"#,
+            field: "observedArea"
         ),
         .init(
             rule: "User formatted empty",

@@ -17,7 +17,7 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
     public let unitOfMeasurement: UnitOfMeasurement
     /// The OGC observation type URI of the results.
     public let observationType: String
-    /// The area of all features of interest observed (a GeoJSON polygon).
+    /// The area of all features of interest observed (a GeoJSON polygon; a JSON object).
     public let observedArea: AnyCodable?
     /// The interval of the phenomenon times of all observations.
     public let phenomenonTime: TimestampInterval?
@@ -41,11 +41,25 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
             self.symbol = symbol
             self.definition = definition
         }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, symbol, definition
+        }
+
+        /// Decodes a unit.
+        ///
+        /// - Throws: `DecodingError` if a field is `null` or not a string.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decodeStrictIfPresent(String.self, forKey: .name)
+            self.symbol = try container.decodeStrictIfPresent(String.self, forKey: .symbol)
+            self.definition = try container.decodeStrictIfPresent(String.self, forKey: .definition)
+        }
     }
 
     /// The phenomenon a sensor observes.
     public struct ObservedProperty: Sendable, Hashable, Codable {
-        /// A label.
+        /// A label; never empty.
         public var name: String
         /// A URI defining the property.
         public var definition: String
@@ -57,6 +71,20 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
             self.name = name
             self.definition = definition
             self.description = description
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, definition, description
+        }
+
+        /// Decodes an observed property.
+        ///
+        /// - Throws: `DecodingError` if a field is missing or not a string, or `name` is empty.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decodeNonEmptyString(forKey: .name)
+            self.definition = try container.decode(String.self, forKey: .definition)
+            self.description = try container.decode(String.self, forKey: .description)
         }
     }
 
@@ -128,8 +156,9 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
     /// Decodes the object. coaty-js validates SensorThings objects only as plain `CoatyObject`s; this
     /// also requires the fields its TypeScript interface declares as required.
     ///
-    /// - Throws: `DecodingError` naming a missing or mistyped field, an optional field `null`, or any
-    ///   base-field error.
+    /// - Throws: `DecodingError` naming a missing or mistyped field, `observedArea` not an object, an
+    ///   `observedProperty` with an empty name, a unit field `null`, an invalid time interval, an optional
+    ///   field `null`, or any base-field error (coaty-js `SensorThingsTypes.isSensor`).
     public required init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.sensorDescription = try container.decode(String.self, forKey: .sensorDescription)
@@ -137,7 +166,7 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
         self.metadata = try container.decode(AnyCodable.self, forKey: .metadata)
         self.unitOfMeasurement = try container.decode(UnitOfMeasurement.self, forKey: .unitOfMeasurement)
         self.observationType = try container.decode(String.self, forKey: .observationType)
-        self.observedArea = try container.decodeStrictIfPresent(AnyCodable.self, forKey: .observedArea)
+        self.observedArea = try container.decodePlainObjectIfPresent(forKey: .observedArea).map(AnyCodable.object)
         self.phenomenonTime = try container.decodeStrictIfPresent(TimestampInterval.self, forKey: .phenomenonTime)
         self.resultTime = try container.decodeStrictIfPresent(TimestampInterval.self, forKey: .resultTime)
         self.observedProperty = try container.decode(ObservedProperty.self, forKey: .observedProperty)

@@ -84,18 +84,28 @@ public final class SensorObservation: CoatyObject, @unchecked Sendable {
     /// Decodes the object. coaty-js validates SensorThings objects only as plain `CoatyObject`s; this
     /// also requires the fields its TypeScript interface declares as required.
     ///
-    /// - Throws: `DecodingError` naming a missing or mistyped field, an optional field `null`, or any
-    ///   base-field error.
+    /// - Throws: `DecodingError` naming a missing or mistyped field, `phenomenonTime` or `resultTime`
+    ///   negative, an empty string in `resultQuality`, an invalid `validTime`, an optional field `null`, or
+    ///   any base-field error (coaty-js `SensorThingsTypes.isObservation`).
     public required init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.phenomenonTime = try container.decode(Double.self, forKey: .phenomenonTime)
+        self.phenomenonTime = try Self.decodeNonNegative(.phenomenonTime, in: container)
         self.result = try container.decode(AnyCodable.self, forKey: .result)
-        self.resultTime = try container.decode(Double.self, forKey: .resultTime)
-        self.resultQuality = try container.decodeStrictIfPresent([String].self, forKey: .resultQuality)
+        self.resultTime = try Self.decodeNonNegative(.resultTime, in: container)
+        self.resultQuality = try container.decodeStringArrayIfPresent(forKey: .resultQuality)
         self.validTime = try container.decodeStrictIfPresent(TimestampInterval.self, forKey: .validTime)
         self.parameters = try container.decodePlainObjectIfPresent(forKey: .parameters)
         self.featureOfInterestID = try container.decodeNonEmptyIDIfPresent(forKey: .featureOfInterestID)
         try super.init(from: decoder)
+    }
+
+    /// Decodes a required time that must not be negative.
+    private static func decodeNonNegative(_ key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>) throws
+        -> Double
+    {
+        let value = try container.decode(Double.self, forKey: key)
+        guard value >= 0 else { throw container.invalid(key, "must not be negative (found \(value))") }
+        return value
     }
 
     /// Encodes the object; absent optionals are omitted.

@@ -274,6 +274,12 @@ struct RejectionTests {
             field: "observedArea"
         ),
         .init(
+            rule: "Thing locations with an empty string",
+            json:
+                #"{\#(base),"objectType":"coaty.sensorThings.Thing","coreType":"CoatyObject","description":"d","locations":["l",""]}"#,
+            field: "locations"
+        ),
+        .init(
             rule: "User formatted empty",
             json: #"{\#(base),"objectType":"coaty.User","coreType":"User","names":{"formatted":""}}"#,
             field: "formatted"
@@ -388,6 +394,12 @@ struct RejectionTests {
             rule: "SensorThings Thing and FeatureOfInterest",
             json:
                 #"{"objectId":"t","name":"t","objectType":"coaty.sensorThings.Thing","coreType":"CoatyObject","description":"d","properties":{"k":"v"}}"#,
+            field: ""
+        ),
+        .init(
+            rule: "SensorThings Thing with locations, kept as a custom property",
+            json:
+                #"{"objectId":"t","name":"t","objectType":"coaty.sensorThings.Thing","coreType":"CoatyObject","description":"d","locations":["l1"]}"#,
             field: ""
         ),
         .init(

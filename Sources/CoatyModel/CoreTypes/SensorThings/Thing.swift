@@ -51,6 +51,11 @@ public final class Thing: CoatyObject, @unchecked Sendable {
         )
     }
 
+    /// Keys that are validated but kept as custom properties.
+    private enum CheckedKeys: String, CodingKey {
+        case locations
+    }
+
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case thingDescription = "description", properties
     }
@@ -58,9 +63,13 @@ public final class Thing: CoatyObject, @unchecked Sendable {
     /// Decodes the object. coaty-js validates SensorThings objects only as plain `CoatyObject`s; this
     /// also requires the fields its TypeScript interface declares as required.
     ///
-    /// - Throws: `DecodingError` naming a missing or mistyped field, an optional field `null`, or any
-    ///   base-field error.
+    /// `locations` is not a declared field (it stays in ``CoatyObject/customProperties``), but coaty-js's
+    /// `SensorThingsTypes.isThing` requires it to be an array of non-empty strings when present.
+    ///
+    /// - Throws: `DecodingError` naming a missing or mistyped field, `locations` not an array of non-empty
+    ///   strings, an optional field `null`, or any base-field error.
     public required init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: CheckedKeys.self).decodeStringArrayIfPresent(forKey: .locations)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.thingDescription = try container.decode(String.self, forKey: .thingDescription)
         self.properties = try container.decodePlainObjectIfPresent(forKey: .properties)

@@ -175,11 +175,31 @@ struct ObjectIdentityTests {
     }
 
     @Test func nestedObjectsShareInstancesToo() throws {
-        let snapshot =
-            #"{"objectId":"s","name":"s","parentObjectId":"same","objectType":"coaty.Snapshot","coreType":"Snapshot","creationTimestamp":1,"creatorId":"c","object":\#(object("same"))}"#
-        let objects = try ObjectFamily().decode([CoatyObject].self, from: bytes("[\(object("same")),\(snapshot)]"))
-        let decoded = try #require(objects[1] as? Snapshot)
-        #expect(decoded.object === objects[0])
+        let source = object("src", type: "coaty.IoSource", core: "IoSource", extra: #","valueType":"t""#)
+        let node =
+            #"{"objectId":"n","name":"n","objectType":"coaty.IoNode","coreType":"IoNode","ioSources":[\#(source)],"ioActors":[]}"#
+        let objects = try ObjectFamily().decode([CoatyObject].self, from: bytes("[\(source),\(node)]"))
+        let decoded = try #require(objects[1] as? IONode)
+        #expect(decoded.ioSources?.first === objects[0])
+    }
+
+    /// A snapshot holds one version of an object: a history of snapshots keeps every version, and the
+    /// snapshotted object is not shared with the rest of the decode (or an app's identity map).
+    @Test(arguments: [false, true])
+    func snapshotsKeepTheirOwnVersionOfTheObject(acrossDecodes: Bool) throws {
+        func snapshot(_ id: String, version: String) -> String {
+            let version = #"{"objectId":"o","name":"\#(version)","objectType":"x.T","coreType":"CoatyObject"}"#
+            return
+                #"{"objectId":"\#(id)","name":"s","parentObjectId":"o","objectType":"coaty.Snapshot","coreType":"Snapshot","creationTimestamp":1,"creatorId":"c","object":\#(version)}"#
+        }
+        let history = "[\(object("o")),\(snapshot("s1", version: "v1")),\(snapshot("s2", version: "v2"))]"
+        let map = ObjectIdentityMap()
+        let options = ObjectDecodingOptions(identityTracking: acrossDecodes ? .across(map) : .withinDecode)
+        let objects = try CoatyJSONDecoder(options: options).decode([CoatyObject].self, from: bytes(history))
+        let versions = objects.compactMap { ($0 as? Snapshot)?.object }
+        #expect(versions.map(\.name) == ["v1", "v2"])
+        #expect(versions[0] !== objects[0] && versions[1] !== objects[0])
+        #expect(objects[0].name == "o")
     }
 
     /// `CoatyJSONDecoder` makes a decode's user info when first asked for (`DecodingUserInfo`). Read

@@ -17,6 +17,9 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
     /// Tags (non-empty strings).
     public let tags: [String]?
     /// The snapshotted object, decoded polymorphically.
+    ///
+    /// With identity tracking, it is never shared with objects outside the snapshot: it is one version
+    /// of its object, and a history of snapshots keeps every version.
     public let object: CoatyObject
 
     /// Creates a snapshot of `object`; its parent object id is the object's id.
@@ -80,7 +83,12 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
         self.creationTimestamp = creationTimestamp
         self.creatorID = try container.decodeNonEmptyID(forKey: .creatorID)
         self.tags = try container.decodeStringArrayIfPresent(forKey: .tags)
-        self.object = try container.decodeObject(CoatyObject.self, forKey: .object)
+        // The object as it was when the snapshot was taken: it shares no instance with the rest of the
+        // decode (another snapshot of the same object holds another version).
+        let scope = ObjectDecodingOptions.current(in: decoder).identityScope
+        self.object =
+            try scope?.isolating { try container.decodeObject(CoatyObject.self, forKey: .object) }
+            ?? container.decodeObject(CoatyObject.self, forKey: .object)
         try super.init(from: decoder)
         guard self.parentObjectID != nil else {
             let base = try decoder.container(keyedBy: CoatyObject.CodingKeys.self)

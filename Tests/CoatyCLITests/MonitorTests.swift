@@ -95,4 +95,15 @@ final class LineSink: Sendable {
     }
 
     var lines: [String] { self.storage.withLock { $0 } }
+
+    /// A monitor whose output falls behind keeps the newest events and says how many it dropped.
+    @Test func aFullBufferDropsTheOldestAndCountsThem() async {
+        let (stream, buffer) = MonitorBuffer.make(capacity: 2)
+        for index in 1...5 { buffer.yield(TransportMessage(topic: "t/\(index)", payload: [])) }
+        #expect(buffer.takeDropped() == 3)
+        #expect(buffer.takeDropped() == 0)
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next()?.topic == "t/4")
+        #expect(await iterator.next()?.topic == "t/5")
+    }
 }

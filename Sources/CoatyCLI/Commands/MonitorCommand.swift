@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyModel
+import Synchronization
 
 /// `coaty monitor`: a Coaty-aware mosquitto_sub that prints every event in a namespace.
 enum MonitorCommand {
@@ -8,24 +9,25 @@ enum MonitorCommand {
     /// namespace) and writes one line per event to `output` until `count` events were shown or the task
     /// is cancelled.
     ///
+    /// Events wait in a buffer of 10,000 while the output is slow; when it overflows, the oldest are
+    /// dropped and the count is reported through `report` (standard error) before the next line.
+    ///
     /// - Throws: What the transport throws when it cannot connect; an error when the connection is lost.
     /// - Parameter ready: Called once the subscription is in place.
     static func run(
         _ options: MonitorOptions,
         transport: any Transport,
         ready: @escaping @Sendable () -> Void = {},
+        report: @escaping @Sendable (String) -> Void = { Console.error($0) },
         output: @escaping @Sendable (String) -> Void
     ) async throws {
         let namespace = options.allNamespaces ? "+" : options.connection.namespace
         let filter = try TopicFilter("\(CoatyTopic.protocolName)/\(CoatyTopic.protocolVersion)/\(namespace)/#")
-        let (lines, continuation) = AsyncStream.makeStream(
-            of: TransportMessage.self,
-            bufferingPolicy: .bufferingNewest(10_000)
-        )
+        let (lines, buffer) = MonitorBuffer.make(capacity: 10_000)
         let clientID = "CoatyMonitor" + String(ObjectID.random().rawValue.filter { $0 != "-" }.prefix(11))
         let isLost = try await transport.withConnection(
             TransportConnectOptions(clientID: clientID),
-            onMessage: { message in continuation.yield(message) }
+            onMessage: { message in buffer.yield(message) }
         ) { connection in
             try await connection.subscribe(to: [filter])
             ready()
@@ -36,7 +38,7 @@ enum MonitorCommand {
                     return !Task.isCancelled
                 }
                 group.addTask {
-                    await Self.print(lines, options: options, output: output)
+                    await Self.print(lines, buffer: buffer, options: options, output: output, report: report)
                     return false
                 }
                 defer { group.cancelAll() }
@@ -48,8 +50,10 @@ enum MonitorCommand {
 
     private static func print(
         _ lines: AsyncStream<TransportMessage>,
+        buffer: MonitorBuffer,
         options: MonitorOptions,
-        output: @Sendable (String) -> Void
+        output: @Sendable (String) -> Void,
+        report: @Sendable (String) -> Void
     ) async {
         var formatter = MonitorFormatter()
         formatter.showPayload = options.showPayload
@@ -62,9 +66,42 @@ enum MonitorCommand {
                     time: StandardStream.timeOfDay()
                 )
             else { continue }
+            let dropped = buffer.takeDropped()
+            if dropped > 0 {
+                report("coaty monitor: \(dropped) earlier events dropped, the output is slower than the traffic\n")
+            }
             output(line)
             shown += 1
             if let count = options.count, shown >= count { break }
         }
+    }
+}
+
+/// The events waiting to be printed: the newest `capacity` are kept, and the dropped ones counted.
+final class MonitorBuffer: Sendable {
+    private let continuation: AsyncStream<TransportMessage>.Continuation
+    private let dropped = Atomic<Int>(0)
+
+    private init(continuation: AsyncStream<TransportMessage>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// A buffer holding at most `capacity` events, and the stream that reads them.
+    static func make(capacity: Int) -> (AsyncStream<TransportMessage>, MonitorBuffer) {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: TransportMessage.self,
+            bufferingPolicy: .bufferingNewest(capacity)
+        )
+        return (stream, MonitorBuffer(continuation: continuation))
+    }
+
+    /// Buffers `message`, dropping the oldest waiting one if the buffer is full.
+    func yield(_ message: TransportMessage) {
+        if case .dropped = self.continuation.yield(message) { self.dropped.add(1, ordering: .relaxed) }
+    }
+
+    /// How many events were dropped since the last call.
+    func takeDropped() -> Int {
+        self.dropped.exchange(0, ordering: .relaxed)
     }
 }

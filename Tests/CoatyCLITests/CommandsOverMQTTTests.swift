@@ -48,4 +48,22 @@ struct CommandsOverMQTTTests {
             try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) { _ in }
         }
     }
+
+    /// A broker that refuses the login: the error says so, not only that the broker is unreachable.
+    @Test func discoverSaysWhyTheBrokerCannotBeReached() async throws {
+        let configuration = MQTTBroker.Configuration(credentials: .init(username: "user", password: "secret"))
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            var options = DiscoverOptions()
+            options.connection.broker = "mqtt://127.0.0.1:\(broker.port)"
+            await #expect {
+                _ = try await DiscoverCommand.run(options, transport: try TransportFactory.make(options.connection)) {
+                    _ in
+                }
+            } throws: { error in
+                let text = "\(error)"
+                return text.hasPrefix("cannot reach the broker at mqtt://127.0.0.1:\(broker.port): ")
+                    && text.contains("refused")
+            }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyCore
 import CoatyModel
 
 /// Runs a short-lived CLI agent: joins, runs `body` while online, then leaves gracefully.
@@ -9,9 +10,12 @@ enum AgentSession {
         transport: any Transport,
         _ body: @escaping @Sendable (CommunicationManager) async throws -> Result
     ) async throws -> Result {
+        // Keeps the manager's last connection failures, to say why the broker could not be reached.
+        let failures = InMemoryLogHandler(capacity: 4)
         let configuration = CommunicationManager.Configuration(
             identity: Identity(name: name),
-            namespace: connection.namespace
+            namespace: connection.namespace,
+            logger: Logger(label: "coaty", level: .warning, handler: failures)
         )
         let manager = CommunicationManager(transport: transport, configuration: configuration)
         return try await withThrowingTaskGroup(of: Result?.self) { group in
@@ -23,7 +27,8 @@ enum AgentSession {
             let online = try await Self.first(states, within: 5) { $0 == .online }
             guard online else {
                 group.cancelAll()
-                throw CLIError("cannot reach the broker at \(connection.broker)")
+                let reason = failures.entries.last { $0.metadata["error"] != nil }?.metadata["error"]
+                throw CLIError("cannot reach the broker at \(connection.broker)" + (reason.map { ": \($0)" } ?? ""))
             }
             let result = try await body(manager)
             manager.finish()

@@ -57,7 +57,7 @@ extension CommunicationManager {
                 if wasOnline { delay = self.configuration.initialReconnectDelay }
                 self.configuration.logger.warning(
                     "connection failed or lost: \(error); reconnecting in \(delay)",
-                    metadata: ["clientID": self.clientID]
+                    metadata: ["clientID": self.clientID, "error": "\(error)"]
                 )
             }
             await self.sleep(delay, unlessStopped: stop)

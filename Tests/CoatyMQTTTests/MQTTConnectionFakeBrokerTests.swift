@@ -196,6 +196,9 @@ struct MQTTConnectionFakeBrokerTests {
             client: { transport in await self.lossError(transport) }
         )
         #expect(error?.code == .connectionLost)
+        // The loss is described once, not wrapped in a copy of itself.
+        let message = try #require(error?.message)
+        #expect("\(try #require(error))".ranges(of: message).count == 1)
     }
 
     @Test func missingPingRespIsNoticedWithinOneAndAHalfKeepAlives() async throws {

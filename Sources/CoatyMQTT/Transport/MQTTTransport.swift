@@ -146,7 +146,10 @@ public struct MQTTTransport: Transport {
         -> TransportError
     {
         logger.warning("connection to \(broker) lost: \(failure.message)")
-        return TransportError(.connectionLost, failure.message, underlying: failure)
+        // A loss is reported as is; another failure (a protocol violation, say) becomes a loss that
+        // names it once, as its underlying error, instead of repeating its message.
+        if failure.code == .connectionLost { return failure }
+        return TransportError(.connectionLost, "the connection to \(broker) failed", underlying: failure)
     }
 
     /// Builds the CONNECT packet for `options`.

@@ -228,14 +228,14 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
     /// Whether `name` is a valid event filter, namespace, object type, channel id, operation or IO
     /// context name: non-empty, without U+0000, `+`, `#` or `/` (coaty-js `isValidEventFilter`).
     public static func isValidEventFilter(_ name: String) -> Bool {
-        guard !name.isEmpty else { return false }
-        for byte in name.utf8
-        where byte == 0 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#")
-            || byte == UInt8(ascii: "/")
-        {
-            return false
+        // Scanned as contiguous bytes: every request checks its correlation id with this.
+        var name = name
+        return name.withUTF8 { bytes in
+            !bytes.isEmpty
+                && !bytes.contains { byte in
+                    byte == 0 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "/")
+                }
         }
-        return true
     }
 
     /// The filter string for an Advertise or Update of objects of a core type (`"Task"`).

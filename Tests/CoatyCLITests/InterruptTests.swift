@@ -11,13 +11,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct InterruptTests {
     /// The `coaty` executable, built next to the test bundle.
-    static var executable: String? {
-        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return nil
-        }
-        let path = URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("coaty").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
+    static var executable: String? { ChildProcess.builtExecutable(named: "coaty") }
 
     @Test(arguments: [(["discover"], SIGINT), (["discover"], SIGTERM), (["call", "com.example.nobody"], SIGINT)])
     func anInterruptedClientExitsWithZero(subcommand: [String], signal: Int32) async throws {

@@ -13,14 +13,7 @@ import Testing
 @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(2)))
 struct AgentProcessTests {
     /// The agent executable, built next to the test bundle.
-    static var agentPath: String? {
-        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return nil
-        }
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("CoatyTestAgent")
-            .path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
+    static var agentPath: String? { ChildProcess.builtExecutable(named: "CoatyTestAgent") }
 
     /// A running agent process; closing its stdin makes it leave gracefully.
     struct AgentProcess {

@@ -8,13 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct HelloWorldProcessTests {
     /// The `hello-world` executable, built next to the test bundle.
-    static var executable: String? {
-        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            return nil
-        }
-        let path = URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent("hello-world").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
+    static var executable: String? { ChildProcess.builtExecutable(named: "hello-world") }
 
     /// Runs the service, the monitor and two clients as processes against `url` and checks their output.
     func runAgents(brokerURL url: String) async throws {

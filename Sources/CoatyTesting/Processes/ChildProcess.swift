@@ -63,6 +63,18 @@ public final class ChildProcess: Sendable {
         if let writer = self.state.withLock({ $0.inputWriter }) { close(writer) }
     }
 
+    /// The path of an executable product built next to the running test bundle (SwiftPM puts every
+    /// product of a package in the same folder), or `nil` if it is not there or not on Linux.
+    ///
+    /// - Parameter name: The product name, for example `"coaty"`.
+    public static func builtExecutable(named name: String) -> String? {
+        guard let test = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            return nil
+        }
+        let path = URL(fileURLWithPath: test).deletingLastPathComponent().appendingPathComponent(name).path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
     /// Starts `executable` with `arguments`, inheriting this process's environment.
     ///
     /// - Parameters:

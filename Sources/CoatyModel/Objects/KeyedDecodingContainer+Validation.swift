@@ -46,9 +46,17 @@ extension KeyedDecodingContainer {
         try self.decodeStrictIfPresent([String: AnyCodable].self, forKey: key)
     }
 
+    /// Decodes a required number that must not be negative.
+    func decodeNonNegative(forKey key: Key) throws -> Double {
+        try self.checkNonNegative(self.decode(Double.self, forKey: key), key)
+    }
+
     /// Decodes an optional number that must not be negative.
     func decodeNonNegativeIfPresent(forKey key: Key) throws -> Double? {
-        guard let value = try self.decodeStrictIfPresent(Double.self, forKey: key) else { return nil }
+        try self.decodeStrictIfPresent(Double.self, forKey: key).map { try self.checkNonNegative($0, key) }
+    }
+
+    private func checkNonNegative(_ value: Double, _ key: Key) throws -> Double {
         guard value >= 0 else { throw self.invalid(key, "must not be negative (found \(value))") }
         return value
     }

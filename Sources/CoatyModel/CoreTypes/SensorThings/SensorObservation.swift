@@ -89,23 +89,14 @@ public final class SensorObservation: CoatyObject, @unchecked Sendable {
     ///   any base-field error (coaty-js `SensorThingsTypes.isObservation`).
     public required init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.phenomenonTime = try Self.decodeNonNegative(.phenomenonTime, in: container)
+        self.phenomenonTime = try container.decodeNonNegative(forKey: .phenomenonTime)
         self.result = try container.decode(AnyCodable.self, forKey: .result)
-        self.resultTime = try Self.decodeNonNegative(.resultTime, in: container)
+        self.resultTime = try container.decodeNonNegative(forKey: .resultTime)
         self.resultQuality = try container.decodeStringArrayIfPresent(forKey: .resultQuality)
         self.validTime = try container.decodeStrictIfPresent(TimestampInterval.self, forKey: .validTime)
         self.parameters = try container.decodePlainObjectIfPresent(forKey: .parameters)
         self.featureOfInterestID = try container.decodeNonEmptyIDIfPresent(forKey: .featureOfInterestID)
         try super.init(from: decoder)
-    }
-
-    /// Decodes a required time that must not be negative.
-    private static func decodeNonNegative(_ key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>) throws
-        -> Double
-    {
-        let value = try container.decode(Double.self, forKey: key)
-        guard value >= 0 else { throw container.invalid(key, "must not be negative (found \(value))") }
-        return value
     }
 
     /// Encodes the object; absent optionals are omitted.

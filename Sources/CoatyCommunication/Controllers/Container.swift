@@ -86,8 +86,9 @@ public final class Container: Sendable {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
     ///   call; what an `onInit` hook throws (the agent does not connect; the controllers initialised
     ///   before it are disposed in reverse order); what an `onCommunicationManagerStarting` hook throws
-    ///   (the agent then shuts down before rethrowing); what the manager's `run()` throws (for example for an invalid
-    ///   namespace; the agent then shuts down, running the stopping and dispose hooks, and rethrows).
+    ///   (the agent then shuts down before rethrowing); what the manager's `run()` throws (for example
+    ///   for an invalid namespace; the agent then shuts down, running the stopping and dispose hooks,
+    ///   and rethrows).
     public func run() async throws {
         guard !self.hasRun.exchange(true, ordering: .relaxed) else {
             throw CommunicationError(.alreadyRunning, "a container runs once")

@@ -1,3 +1,4 @@
+import CoatyCommunication
 import CoatyMQTT
 import CoatyModel
 
@@ -74,7 +75,7 @@ struct ConnectionOptions: Equatable {
             self.broker = url
         case "namespace", "n":
             let namespace = try scanner.value(for: "namespace", inline: inline)
-            guard !namespace.isEmpty, !namespace.contains(where: { "/+#\u{0}".contains($0) }) else {
+            guard CoatyTopic.isValidEventFilter(namespace) else {
                 throw UsageError(
                     "a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
                     subcommand: scanner.subcommand
@@ -204,7 +205,7 @@ struct CallOptions: Equatable {
         }
         try self.connection.validate(subcommand: "call")
         guard let operation else { throw UsageError("missing operation name", subcommand: "call") }
-        guard !operation.isEmpty, !operation.contains(where: { "/+#\u{0}".contains($0) }) else {
+        guard CoatyTopic.isValidEventFilter(operation) else {
             throw UsageError(
                 "an operation name must be non-empty and must not contain '/', '+', '#' or NUL",
                 subcommand: "call"

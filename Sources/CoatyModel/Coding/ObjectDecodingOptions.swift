@@ -60,6 +60,13 @@ public struct ObjectDecodingOptions: Sendable {
         return options
     }
 
+    /// Runs `body`, a part of the decode whose objects share instances only among themselves (see
+    /// ``IdentityScope/isolating(_:)``); without identity tracking, just runs it.
+    func isolatingIdentities<Result>(_ body: () throws -> Result) rethrows -> Result {
+        guard let scope = self.identityScope else { return try body() }
+        return try scope.isolating(body)
+    }
+
     /// The options stored in a decoder's user info, or the defaults (without identity tracking, since
     /// no per-decode scope exists).
     static func current(in decoder: any Decoder) -> ObjectDecodingOptions {

@@ -85,10 +85,9 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
         self.tags = try container.decodeStringArrayIfPresent(forKey: .tags)
         // The object as it was when the snapshot was taken: it shares no instance with the rest of the
         // decode (another snapshot of the same object holds another version).
-        let scope = ObjectDecodingOptions.current(in: decoder).identityScope
-        self.object =
-            try scope?.isolating { try container.decodeObject(CoatyObject.self, forKey: .object) }
-            ?? container.decodeObject(CoatyObject.self, forKey: .object)
+        self.object = try ObjectDecodingOptions.current(in: decoder).isolatingIdentities {
+            try container.decodeObject(CoatyObject.self, forKey: .object)
+        }
         try super.init(from: decoder)
         guard self.parentObjectID != nil else {
             let base = try decoder.container(keyedBy: CoatyObject.CodingKeys.self)

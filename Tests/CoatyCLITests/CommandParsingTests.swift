@@ -11,6 +11,9 @@ struct CommandParsingTests {
         (["help", "broker"], .help(subcommand: "broker")),
         (["monitor", "--help"], .help(subcommand: "monitor")),
         (["call", "x", "-h"], .help(subcommand: "call")),
+        (["call", "-h"], .help(subcommand: "call")),
+        (["monitor", "--bogus", "--help"], .help(subcommand: "monitor")),
+        (["discover", "--timeout", "soon", "-h"], .help(subcommand: "discover")),
         (["--version"], .version),
     ])
     func helpAndVersion(arguments: [String], expected: Command) throws {
@@ -30,6 +33,18 @@ struct CommandParsingTests {
             "broker", "--host", "0.0.0.0", "--port=0", "--max-packet-size", "4096", "-u", "u", "--password", "p", "-v",
         ])
         #expect(parsed == .broker(expected))
+    }
+
+    /// `-h` and `--help` given as an option's value are that value, not a request for help.
+    @Test func helpAsAnOptionValueIsTheValue() throws {
+        var broker = BrokerOptions()
+        broker.username = "u"
+        broker.password = "-h"
+        #expect(try Command(parsing: ["broker", "--password", "-h", "-u", "u"]) == .broker(broker))
+        var monitor = MonitorOptions()
+        monitor.connection.username = "--help"
+        monitor.connection.password = "-h"
+        #expect(try Command(parsing: ["monitor", "-u", "--help", "-P", "-h"]) == .monitor(monitor))
     }
 
     @Test func monitorOptions() throws {

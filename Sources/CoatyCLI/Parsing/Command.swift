@@ -40,15 +40,19 @@ enum Command: Equatable {
             }
             self = .help(subcommand: topic)
         case "broker", "monitor", "discover", "call":
-            if rest.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            // `-h` or `--help` shows the subcommand's help wherever it stands, except as an option's
+            // value (`--password -h`): a command line that parses took every `-h` as a value, since
+            // no subcommand has an option of that name, and one that fails shows the help if it asks.
+            do {
+                switch first {
+                case "broker": self = .broker(try BrokerOptions(parsing: rest))
+                case "monitor": self = .monitor(try MonitorOptions(parsing: rest))
+                case "discover": self = .discover(try DiscoverOptions(parsing: rest))
+                default: self = .call(try CallOptions(parsing: rest))
+                }
+            } catch {
+                guard rest.contains(where: { $0 == "-h" || $0 == "--help" }) else { throw error }
                 self = .help(subcommand: first)
-                return
-            }
-            switch first {
-            case "broker": self = .broker(try BrokerOptions(parsing: rest))
-            case "monitor": self = .monitor(try MonitorOptions(parsing: rest))
-            case "discover": self = .discover(try DiscoverOptions(parsing: rest))
-            default: self = .call(try CallOptions(parsing: rest))
             }
         default:
             if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'") }

@@ -221,8 +221,10 @@ struct MQTTBrokerTests {
                         MQTTPublishPacket(topic: "jobs/2", payload: Array("two".utf8), qos: .atLeastOnce, packetID: 1)
                     )
             )
+            // Observed before the close: a stream made after it could miss the disconnect and wait for ever.
+            let events = broker.events()
             subscriber.close()
-            _ = await broker.events().first { if case .clientDisconnected("durable", _) = $0 { true } else { false } }
+            _ = await events.first { if case .clientDisconnected("durable", _) = $0 { true } else { false } }
             // While offline: QoS 1 and 2 are queued, QoS 0 is not.
             var publisherReader = publisher
             try await self.publish(publisher, "jobs/3", "three", qos: .atMostOnce)

@@ -99,7 +99,8 @@ struct ClientConnection: Sendable {
             socket: self.socket,
             capacity: self.configuration.maximumQueuedMessagesPerClient,
             hardLimit: 2 * self.configuration.maximumQueuedMessagesPerClient
-                + 2 * self.configuration.maximumInFlightMessagesPerClient + 16
+                + 2 * self.configuration.maximumInFlightMessagesPerClient + 16,
+            byteCapacity: self.configuration.maximumQueuedBytesPerClient
         )
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
         self.broker.watches.withLock { $0[self.id] = watch }

@@ -21,11 +21,22 @@ extension MQTTBroker {
         /// - A client with 2 × (this + ``maximumInFlightMessagesPerClient``) + 16 packets waiting for its
         ///   socket (it sends but never reads its acknowledgements) is disconnected.
         ///
-        /// The bound counts messages, not bytes: with messages of up to ``maximumPacketSize``, the
-        /// default lets a client that stops reading hold about 1 GiB.
+        /// ``maximumQueuedBytesPerClient`` bounds the same queues by their bytes.
         ///
         /// Defaults to 1000.
         public var maximumQueuedMessagesPerClient: Int
+        /// How many bytes of messages (topics and payloads) wait for one client before the
+        /// slow-consumer policy applies, beside ``maximumQueuedMessagesPerClient``.
+        ///
+        /// The session queue drops its **oldest** messages until a new one fits; QoS 0 messages for
+        /// the socket are dropped when they would not fit. An empty queue always takes one message, so
+        /// a message of up to ``maximumPacketSize`` gets through to a client that reads. Messages in
+        /// flight are bounded by ``maximumInFlightMessagesPerClient`` instead. So a client that stops
+        /// reading holds at most about 2 × this + ``maximumInFlightMessagesPerClient`` ×
+        /// ``maximumPacketSize`` bytes (52 MiB with the defaults), where a bound on messages alone let
+        /// it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB; mosquitto's `max_queued_bytes`
+        /// is unlimited by default.
+        public var maximumQueuedBytesPerClient: Int
         /// How many QoS 1/2 messages may be unacknowledged towards one client at once. Defaults to 20,
         /// like mosquitto's `max_inflight_messages`.
         public var maximumInFlightMessagesPerClient: Int
@@ -65,6 +76,7 @@ extension MQTTBroker {
         /// - Parameters:
         ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 1 MiB.
         ///   - maximumQueuedMessagesPerClient: The per-client queue bound. Defaults to 1000.
+        ///   - maximumQueuedBytesPerClient: The per-client queue bound in bytes. Defaults to 16 MiB.
         ///   - maximumInFlightMessagesPerClient: The per-client QoS 1/2 window. Defaults to 20.
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
         ///   - maximumSubscriptionsPerClient: The topic filters per client. Defaults to 10,000.
@@ -75,6 +87,7 @@ extension MQTTBroker {
         public init(
             maximumPacketSize: Int = 1 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,
+            maximumQueuedBytesPerClient: Int = 16 << 20,
             maximumInFlightMessagesPerClient: Int = 20,
             maximumRetainedMessages: Int = 100_000,
             maximumSubscriptionsPerClient: Int = 10_000,
@@ -85,6 +98,7 @@ extension MQTTBroker {
         ) {
             self.maximumPacketSize = maximumPacketSize
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient
+            self.maximumQueuedBytesPerClient = maximumQueuedBytesPerClient
             self.maximumInFlightMessagesPerClient = maximumInFlightMessagesPerClient
             self.maximumRetainedMessages = maximumRetainedMessages
             self.maximumSubscriptionsPerClient = maximumSubscriptionsPerClient

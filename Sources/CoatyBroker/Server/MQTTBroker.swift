@@ -59,6 +59,7 @@ public final class MQTTBroker: Sendable {
         let limits = BrokerSessions.Limits(
             maximumInFlight: configuration.maximumInFlightMessagesPerClient,
             maximumQueued: configuration.maximumQueuedMessagesPerClient,
+            maximumQueuedBytes: configuration.maximumQueuedBytesPerClient,
             maximumRetained: configuration.maximumRetainedMessages,
             maximumSubscriptions: configuration.maximumSubscriptionsPerClient,
             maximumOfflineSessions: configuration.maximumOfflineSessions
@@ -87,6 +88,7 @@ public final class MQTTBroker: Sendable {
             throw BrokerError(.invalidConfiguration, "port \(port) is out of range")
         }
         guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
+            configuration.maximumQueuedBytesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient <= 65_535,
             configuration.maximumRetainedMessages >= 0, configuration.maximumSubscriptionsPerClient >= 1,

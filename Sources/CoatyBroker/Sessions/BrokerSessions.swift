@@ -31,6 +31,8 @@ struct BrokerSessions: Sendable {
         var maximumInFlight = 20
         /// The most QoS 1/2 messages queued per session beyond the in-flight window.
         var maximumQueued = 1000
+        /// The most bytes of topics and payloads queued per session beyond the in-flight window.
+        var maximumQueuedBytes = 16 << 20
         /// The most retained topics.
         var maximumRetained = 100_000
         /// The most subscriptions one session may hold.
@@ -113,7 +115,8 @@ struct BrokerSessions: Sendable {
                 id: id,
                 clientID: clientID,
                 isPersistent: !cleanSession,
-                queueCapacity: self.limits.maximumQueued
+                queueCapacity: self.limits.maximumQueued,
+                queueByteCapacity: self.limits.maximumQueuedBytes
             )
             self.sessionKeys[id] = key
         }
@@ -204,40 +207,40 @@ struct BrokerSessions: Sendable {
     private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
     {
         let maximumInFlight = self.limits.maximumInFlight
-        let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Bool) in
+        let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Int) in
             guard message.qos != .atMostOnce else {
                 // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
                 if let connection = session.connection {
                     outputs.append(.publish(connection, message, packetID: nil, dup: false))
                 }
-                return (nil, false)
+                return (nil, 0)
             }
             return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
         }
         if let congested = delivered?.congested { self.congestedSessions.insert(congested) }
-        if delivered?.dropped == true { self.droppedMessages += 1 }
+        self.droppedMessages += delivered?.dropped ?? 0
     }
 
     /// Sends a QoS 1/2 message at once if the session's window has room, or queues it; returns the
-    /// session if its queue is filling up, and whether the queue dropped its oldest message.
+    /// session if its queue is filling up, and how many of its oldest messages the queue dropped.
     private static func deliverAcknowledged(
         _ message: BrokerMessage,
         to session: inout Session,
         maximumInFlight: Int,
         into outputs: inout [Output]
-    ) -> (congested: SessionID?, dropped: Bool) {
+    ) -> (congested: SessionID?, dropped: Int) {
         if let connection = session.connection, session.inFlight.count < maximumInFlight,
             session.pending.isEmpty, let packetID = session.allocatePacketID()
         {
             let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
             session.inFlight.append(Session.InFlight(packetID: packetID, message: message, state: state))
             outputs.append(.publish(connection, message, packetID: packetID, dup: false))
-            return (nil, false)
+            return (nil, 0)
         }
-        let congested = session.connection != nil && session.pending.count * 4 >= session.pending.capacity
-        guard session.pending.append(message) != nil else { return (congested ? session.id : nil, false) }
-        session.droppedMessages += 1
-        return (congested ? session.id : nil, true)
+        let congested = session.connection != nil && session.pending.isFilling
+        let dropped = session.pending.append(message)
+        session.droppedMessages += dropped
+        return (congested ? session.id : nil, dropped)
     }
 
     /// Moves queued messages into free in-flight slots while the client is online.
@@ -406,7 +409,7 @@ struct BrokerSessions: Sendable {
         guard let key = self.sessionKeys[id], let session = self.sessions[key], session.connection != nil else {
             return nil
         }
-        return (session.pending.count * 4 >= session.pending.capacity, session.acknowledgements)
+        return (session.pending.isFilling, session.acknowledgements)
     }
 
     // MARK: - Inspection

@@ -41,7 +41,7 @@ struct Session: Sendable {
     /// Outbound QoS 1/2 messages in flight, oldest first.
     var inFlight: [InFlight] = []
     /// Outbound QoS 1/2 messages waiting for a window slot or for the client to reconnect.
-    var pending: BoundedQueue<BrokerMessage>
+    var pending: MessageQueue
     /// Inbound QoS 2 packet ids received and not yet released by PUBREL.
     var inboundQoS2: Set<UInt16> = []
     /// The next candidate for an outbound packet identifier.
@@ -51,11 +51,11 @@ struct Session: Sendable {
     /// Acknowledgements received (PUBACK, PUBREC, PUBCOMP for messages in flight): the client's progress.
     var acknowledgements: UInt64 = 0
 
-    init(id: SessionID, clientID: String, isPersistent: Bool, queueCapacity: Int) {
+    init(id: SessionID, clientID: String, isPersistent: Bool, queueCapacity: Int, queueByteCapacity: Int) {
         self.id = id
         self.clientID = clientID
         self.isPersistent = isPersistent
-        self.pending = BoundedQueue(capacity: queueCapacity)
+        self.pending = MessageQueue(capacity: queueCapacity, byteCapacity: queueByteCapacity)
     }
 
     /// Allocates an outbound packet identifier not used by any message in flight [MQTT-2.3.1-2/4].

@@ -243,6 +243,39 @@ struct RobustnessTests {
         }
     }
 
+    /// Large QoS 0 messages for a client that stops reading are bounded by bytes, not only by count:
+    /// 600 × 64 KiB (38 MiB) against a bound of 1,000 messages and 256 KiB.
+    @Test func slowQoS0ConsumerIsBoundedByBytes() async throws {
+        let configuration = MQTTBroker.Configuration(maximumQueuedBytesPerClient: 256 * 1024)
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow")
+            try await slow.send(
+                .subscribe(
+                    MQTTSubscribePacket(
+                        packetID: 1,
+                        subscriptions: [MQTTSubscription(filter: "large", qos: .atMostOnce)]
+                    )
+                )
+            )
+            _ = try await slow.receivePacket()
+            var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
+            let payload = [UInt8](repeating: 0x55, count: 64 * 1024)
+            for index in 1...600 {
+                let packetID = UInt16(index)
+                try await publisher.send(
+                    .publish(MQTTPublishPacket(topic: "large", payload: payload, qos: .atLeastOnce, packetID: packetID))
+                )
+                #expect(try await publisher.receivePacket() == .puback(packetID))
+            }
+            // Three messages of 5 + 65,536 bytes fit in 256 KiB, a fourth does not.
+            let depths = try #require(broker.queueDepths(clientID: "slow"))
+            #expect(depths.socket <= 3)
+            #expect(broker.statistics.droppedMessages > 0)
+            try await self.expectAlive(&publisher)
+            slow.close()
+        }
+    }
+
     @Test func slowQoS1ConsumerKeepsAFullQueueWhileAFastOneGetsEverything() async throws {
         let bound = 100
         let inFlight = 10

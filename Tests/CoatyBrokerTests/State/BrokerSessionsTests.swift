@@ -117,8 +117,41 @@ struct BrokerSessionsTests {
         #expect(outputs == [.publish(c1, message("t", .atLeastOnce, [4]), packetID: 3, dup: false)])
     }
 
+    /// The session queue is bounded by bytes too: the oldest messages make room for a new one, and a
+    /// message larger than the bound on its own still gets through, alone.
+    @Test func sessionQueueDropsOldestMessagesBeyondItsByteBound() throws {
+        var state = BrokerSessions(limits: .init(maximumInFlight: 1, maximumQueued: 100, maximumQueuedBytes: 100))
+        let (_, s1, _) = connect(&state, "p", clean: true, c1)
+        _ = try subscribe(&state, s1, "t", .atLeastOnce)
+        var outputs: [Output] = []
+        // The first goes in flight; each queued one takes 1 (topic) + 30 bytes: three fit in 100.
+        for payload in UInt8(1)...6 {
+            state.publish(message("t", .atLeastOnce, [UInt8](repeating: payload, count: 30)), into: &outputs)
+        }
+        #expect(outputs.count == 1)
+        #expect(state.session(clientID: "p")?.pending.elements.map(\.payload.first) == [4, 5, 6])
+        #expect(state.session(clientID: "p")?.pending.byteCount == 93)
+        #expect(state.droppedMessages == 2)
+        // 1 + 150 bytes alone exceed the bound: all three older ones go, the large one stays.
+        state.publish(message("t", .atLeastOnce, [UInt8](repeating: 7, count: 150)), into: &outputs)
+        #expect(state.session(clientID: "p")?.pending.elements.map(\.payload.first) == [7])
+        #expect(state.session(clientID: "p")?.pending.byteCount == 151)
+        #expect(state.droppedMessages == 5)
+        // Delivering frees its bytes.
+        outputs.removeAll()
+        do { let result = state.puback(s1, packetID: 1, into: &outputs); #expect(result == .ok) }
+        #expect(outputs.count == 1)
+        #expect(state.session(clientID: "p")?.pending.byteCount == 0)
+    }
+
     @Test func packetIDsSkipIdsInUseAndZero() {
-        var session = Session(id: SessionID(rawValue: 1), clientID: "x", isPersistent: false, queueCapacity: 1)
+        var session = Session(
+            id: SessionID(rawValue: 1),
+            clientID: "x",
+            isPersistent: false,
+            queueCapacity: 1,
+            queueByteCapacity: 1
+        )
         session.nextPacketID = UInt16.max
         session.inFlight = [.init(packetID: 1, message: message("t", .atLeastOnce), state: .awaitingPubAck)]
         do { let result = session.allocatePacketID(); #expect(result == UInt16.max) }

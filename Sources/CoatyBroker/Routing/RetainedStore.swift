@@ -5,21 +5,31 @@ import CoatyCore
 /// A retained PUBLISH with a payload replaces the stored message of its topic [MQTT-3.3.1-5/7]; one
 /// with an empty payload deletes it and is never stored [MQTT-3.3.1-10/11]. Topics are keyed by their
 /// UTF-8 bytes. Lookups for a filter without wildcards are direct; filters with wildcards scan the
-/// store, which is fine for the development-sized deployments this broker targets. The store is
-/// bounded by ``maximumCount``: storing a new topic beyond it is refused (the message is still
-/// delivered live) and counted.
+/// store, which is fine for the development-sized deployments this broker targets.
+///
+/// The store is bounded by ``maximumCount`` topics and ``maximumBytes`` of topics and payloads. A
+/// message that would take it beyond either is not stored (it is still delivered live) and is
+/// counted; if it would have replaced the message of its topic, that message is deleted too, so that
+/// a new subscriber never gets a value older than the last one published.
 struct RetainedStore: Sendable {
     private var messages: [[UInt8]: BrokerMessage] = [:]
 
     /// The most topics stored at once.
     var maximumCount: Int
 
+    /// The most bytes of topics and payloads stored at once.
+    var maximumBytes: Int
+
+    /// The bytes of topics and payloads stored.
+    private(set) var byteCount = 0
+
     /// How many retained messages were not stored because the store was full.
     private(set) var refusedCount = 0
 
     /// Creates an empty store.
-    init(maximumCount: Int = 100_000) {
+    init(maximumCount: Int = 100_000, maximumBytes: Int = 64 << 20) {
         self.maximumCount = maximumCount
+        self.maximumBytes = maximumBytes
     }
 
     /// The number of stored messages.
@@ -27,17 +37,18 @@ struct RetainedStore: Sendable {
 
     /// Applies a PUBLISH with RETAIN=1: stores or replaces, or deletes for an empty payload.
     mutating func apply(_ message: BrokerMessage) {
-        if message.payload.isEmpty {
-            self.messages.removeValue(forKey: message.topic)
-            return
-        }
-        if self.messages[message.topic] == nil, self.messages.count >= self.maximumCount {
+        let replaced = self.messages.removeValue(forKey: message.topic)
+        if let replaced { self.byteCount -= replaced.queuedSize }
+        if message.payload.isEmpty { return }
+        let size = message.queuedSize
+        guard self.messages.count < self.maximumCount, self.byteCount + size <= self.maximumBytes else {
             self.refusedCount += 1
             return
         }
         var stored = message
         stored.retain = true
         self.messages[message.topic] = stored
+        self.byteCount += size
     }
 
     /// The retained message stored for exactly `topic`.

@@ -40,9 +40,17 @@ extension MQTTBroker {
         /// How many QoS 1/2 messages may be unacknowledged towards one client at once. Defaults to 20,
         /// like mosquitto's `max_inflight_messages`.
         public var maximumInFlightMessagesPerClient: Int
-        /// How many topics may hold a retained message; new topics beyond it are not retained (the
-        /// message is still delivered) and counted. Defaults to 100,000.
+        /// How many topics may hold a retained message (broker-wide); a message for a new topic beyond
+        /// it is not retained (it is still delivered) and is counted in
+        /// ``MQTTBroker/Statistics/refusedRetainedMessages``. Defaults to 100,000.
         public var maximumRetainedMessages: Int
+        /// How many bytes of topics and payloads the retained messages may hold (broker-wide).
+        ///
+        /// A retained message that would not fit is not retained (it is still delivered) and is
+        /// counted in ``MQTTBroker/Statistics/refusedRetainedMessages``; the message it would have
+        /// replaced is deleted, so new subscribers never get an older value than the last one
+        /// published. Without it, 100,000 topics of 1 MiB could take 100 GiB. Defaults to 64 MiB.
+        public var maximumRetainedBytes: Int
         /// How many topic filters one client may be subscribed to. A SUBSCRIBE for a new filter beyond
         /// it is answered with return code 0x80 (failure) for that filter; filters the client already
         /// holds can still be resubscribed. Defaults to 10,000.
@@ -79,6 +87,7 @@ extension MQTTBroker {
         ///   - maximumQueuedBytesPerClient: The per-client queue bound in bytes. Defaults to 16 MiB.
         ///   - maximumInFlightMessagesPerClient: The per-client QoS 1/2 window. Defaults to 20.
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
+        ///   - maximumRetainedBytes: The bytes of retained messages. Defaults to 64 MiB.
         ///   - maximumSubscriptionsPerClient: The topic filters per client. Defaults to 10,000.
         ///   - maximumOfflineSessions: The persistent sessions kept offline. Defaults to 10,000.
         ///   - credentials: Required credentials, or `nil` for anonymous access. Defaults to `nil`.
@@ -90,6 +99,7 @@ extension MQTTBroker {
             maximumQueuedBytesPerClient: Int = 16 << 20,
             maximumInFlightMessagesPerClient: Int = 20,
             maximumRetainedMessages: Int = 100_000,
+            maximumRetainedBytes: Int = 64 << 20,
             maximumSubscriptionsPerClient: Int = 10_000,
             maximumOfflineSessions: Int = 10_000,
             credentials: Credentials? = nil,
@@ -101,6 +111,7 @@ extension MQTTBroker {
             self.maximumQueuedBytesPerClient = maximumQueuedBytesPerClient
             self.maximumInFlightMessagesPerClient = maximumInFlightMessagesPerClient
             self.maximumRetainedMessages = maximumRetainedMessages
+            self.maximumRetainedBytes = maximumRetainedBytes
             self.maximumSubscriptionsPerClient = maximumSubscriptionsPerClient
             self.maximumOfflineSessions = maximumOfflineSessions
             self.credentials = credentials
@@ -133,6 +144,9 @@ extension MQTTBroker {
         public var subscriptions: Int
         /// Topics with a retained message.
         public var retainedMessages: Int
+        /// Retained messages not stored because the store was full (see
+        /// ``Configuration/maximumRetainedMessages`` and ``Configuration/maximumRetainedBytes``).
+        public var refusedRetainedMessages: Int
         /// Offline persistent sessions discarded because more than
         /// ``Configuration/maximumOfflineSessions`` were offline.
         public var discardedSessions: Int

@@ -61,6 +61,7 @@ public final class MQTTBroker: Sendable {
             maximumQueued: configuration.maximumQueuedMessagesPerClient,
             maximumQueuedBytes: configuration.maximumQueuedBytesPerClient,
             maximumRetained: configuration.maximumRetainedMessages,
+            maximumRetainedBytes: configuration.maximumRetainedBytes,
             maximumSubscriptions: configuration.maximumSubscriptionsPerClient,
             maximumOfflineSessions: configuration.maximumOfflineSessions
         )
@@ -91,7 +92,8 @@ public final class MQTTBroker: Sendable {
             configuration.maximumQueuedBytesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient <= 65_535,
-            configuration.maximumRetainedMessages >= 0, configuration.maximumSubscriptionsPerClient >= 1,
+            configuration.maximumRetainedMessages >= 0, configuration.maximumRetainedBytes >= 0,
+            configuration.maximumSubscriptionsPerClient >= 1,
             configuration.maximumOfflineSessions >= 0
         else {
             throw BrokerError(
@@ -227,6 +229,7 @@ public final class MQTTBroker: Sendable {
                 sessions: core.sessions.sessions.count,
                 subscriptions: core.sessions.subscriptions.count,
                 retainedMessages: core.sessions.retained.count,
+                refusedRetainedMessages: core.sessions.retained.refusedCount,
                 discardedSessions: core.sessions.discardedSessions,
                 droppedMessages: core.sessions.droppedMessages + core.droppedQoS0
                     + core.outboxes.values.reduce(0) { $0 + $1.droppedCount }

@@ -35,6 +35,8 @@ struct BrokerSessions: Sendable {
         var maximumQueuedBytes = 16 << 20
         /// The most retained topics.
         var maximumRetained = 100_000
+        /// The most bytes of retained topics and payloads.
+        var maximumRetainedBytes = 64 << 20
         /// The most subscriptions one session may hold.
         var maximumSubscriptions = 10_000
         /// The most persistent sessions kept while their client is offline.
@@ -68,7 +70,7 @@ struct BrokerSessions: Sendable {
 
     init(limits: Limits = Limits()) {
         self.limits = limits
-        self.retained = RetainedStore(maximumCount: limits.maximumRetained)
+        self.retained = RetainedStore(maximumCount: limits.maximumRetained, maximumBytes: limits.maximumRetainedBytes)
     }
 
     // MARK: - Connections

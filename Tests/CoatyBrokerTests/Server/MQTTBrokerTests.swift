@@ -265,6 +265,32 @@ struct MQTTBrokerTests {
         }
     }
 
+    @Test func retainedMessagesBeyondTheByteBoundAreDeliveredButNotRetained() async throws {
+        try await MQTTBroker.withRunning(configuration: .init(maximumRetainedBytes: 50)) { broker in
+            var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
+            try await self.publish(
+                publisher,
+                "big",
+                String(repeating: "x", count: 100),
+                qos: .atLeastOnce,
+                packetID: 1,
+                retain: true
+            )
+            #expect(try await publisher.receivePacket() == .puback(1))
+            try await self.publish(publisher, "small", "y", qos: .atLeastOnce, packetID: 2, retain: true)
+            #expect(try await publisher.receivePacket() == .puback(2))
+            #expect(broker.statistics.retainedMessages == 1)
+            #expect(broker.statistics.refusedRetainedMessages == 1)
+            // Retained messages follow the SUBACK in topic order: "big" would come before "small".
+            var subscriber = try await RawMQTTClient.connected(port: broker.port, clientID: "late")
+            try await self.subscribe(&subscriber, "#", qos: .atMostOnce)
+            #expect(
+                try await subscriber.receivePacket()
+                    == .publish(MQTTPublishPacket(topic: "small", payload: Array("y".utf8), retain: true))
+            )
+        }
+    }
+
     @Test func overlappingSubscriptionsDeliverOnceAtTheHighestQoS() async throws {
         try await MQTTBroker.withRunning { broker in
             var client = try await RawMQTTClient.connected(port: broker.port, clientID: "overlap")

@@ -43,6 +43,19 @@ struct AnyCodableTests {
         }
     }
 
+    /// A number too large for `Double` would parse as an infinity that no encoder can write back (JSON
+    /// has no infinities): a peer's `1e400` in Call parameters made the decoded event impossible to
+    /// re-encode. It is refused as out of range; a tiny number still rounds to zero, as in JavaScript.
+    @Test(arguments: ["1e400", "-1e400", "[1,-1e040055]", #"{"a":123456789e999}"#])
+    func refusesNumbersOutOfDoubleRange(_ json: String) {
+        #expect(throws: DecodingError.self) { try AnyCodable(json: json) }
+    }
+
+    @Test func numbersThatUnderflowRoundToZero() throws {
+        #expect(try AnyCodable(json: "1e-400") == .double(0))
+        #expect(try AnyCodable(json: "1.7976931348623157e308") == .double(.greatestFiniteMagnitude))
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() throws {
         #expect(throws: DecodingError.self) { try AnyCodable(json: String(repeating: "[", count: 1_000_000)) }
         #expect(throws: DecodingError.self) { try AnyCodable(json: Array("[[[1]]]".utf8), maximumDepth: 2) }

@@ -6,7 +6,9 @@ import CoatyCore
 /// through a chain of failed `Decoder` attempts: the parser already knows each value's kind. Integers
 /// without fraction or exponent that fit in `Int` become ``AnyCodable/int(_:)``; every other number
 /// becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
-/// overflow. Duplicate object keys keep the last value, as `JSON.parse` does.
+/// overflow. Duplicate object keys keep the last value, as `JSON.parse` does. A number too large for
+/// `Double` (such as `1e400`) is an error, where JavaScript makes it `Infinity`: no encoder could write
+/// the value back, since JSON has no infinities. A number too small rounds to zero, as in JavaScript.
 ///
 /// Two limits keep hostile input from taking the stack or the CPU:
 /// - Nesting is capped at ``defaultMaximumDepth`` whatever a caller asks for: the parser, the decoders built
@@ -277,7 +279,8 @@ struct JSONParser {
         let text = self.bytes.withUnsafeBufferPointer { buffer in
             String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
         }
-        guard let value = Double(text) else { throw self.error("invalid number") }
+        // A literal beyond `Double`'s range would become an infinity, which JSON cannot write back.
+        guard let value = Double(text), value.isFinite else { throw self.error("number out of range") }
         return .double(value)
     }
 

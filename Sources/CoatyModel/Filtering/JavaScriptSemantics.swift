@@ -11,7 +11,7 @@ enum JavaScriptSemantics {
         for segment in segments {
             switch current {
             case .object(let members)?:
-                current = members[segment]
+                current = Self.member(segment, of: members)
             case .array(let elements)?:
                 if segment == "length" {
                     current = .int(elements.count)
@@ -37,13 +37,24 @@ enum JavaScriptSemantics {
 
     // MARK: Equality and containment
 
-    /// JavaScript's `===` for JSON values: primitives by value (numbers numerically), distinct arrays and
-    /// objects never.
+    /// The member named exactly `key`, code point for code point, as a JavaScript property is found;
+    /// a `Dictionary` lookup alone would also find a key that is only canonically equivalent (`é` for
+    /// `e` + U+0301).
+    private static func member(_ key: String, of members: [String: AnyCodable]) -> AnyCodable? {
+        // Not a ternary with `nil`: `AnyCodable` is `ExpressibleByNilLiteral`, so that `nil` would be `.null`.
+        guard let index = members.index(forKey: key), members[index].key.utf8.elementsEqual(key.utf8) else {
+            return nil
+        }
+        return members[index].value
+    }
+
+    /// JavaScript's `===` for JSON values: primitives by value (strings code point for code point, not
+    /// by Swift's canonical equivalence; numbers numerically), distinct arrays and objects never.
     static func strictEquals(_ lhs: AnyCodable?, _ rhs: AnyCodable?) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil), (.null?, .null?): return true
         case (.bool(let a)?, .bool(let b)?): return a == b
-        case (.string(let a)?, .string(let b)?): return a == b
+        case (.string(let a)?, .string(let b)?): return a.utf8.elementsEqual(b.utf8)
         case (.int(let a)?, .int(let b)?): return a == b
         default:
             if let a = lhs?.numberValue, let b = rhs?.numberValue { return a == b }
@@ -59,7 +70,7 @@ enum JavaScriptSemantics {
         case (.object(let a)?, .object(let b)?):
             guard a.count == b.count else { return false }
             for (key, value) in a {
-                guard let other = b[key], Self.deepEquals(value, other) else { return false }
+                guard let other = Self.member(key, of: b), Self.deepEquals(value, other) else { return false }
             }
             return true
         default:
@@ -102,7 +113,7 @@ enum JavaScriptSemantics {
             case .object(let wanted)?:
                 var result = true
                 for (key, item) in wanted {
-                    guard let member = members[key] else {
+                    guard let member = Self.member(key, of: members) else {
                         result = false
                         continue
                     }

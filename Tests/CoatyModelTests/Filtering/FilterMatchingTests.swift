@@ -178,6 +178,22 @@ struct FilterMatchingTests {
         #expect(FilterProperty.segments([]).segments == [])
     }
 
+    /// coaty-js compares strings with `===`, code unit by code unit; Swift's `==` would also equate
+    /// canonically equivalent strings, so a precomposed `é` matched a query for `e` + U+0301.
+    @Test func stringsAreEqualOnlyWithTheSameCodePoints() {
+        let value: AnyCodable = ["name": "caf\u{E9}", "tags": ["caf\u{E9}"]]
+        let decomposed: AnyCodable = "cafe\u{301}"
+        #expect(!ContextFilter(.init("name", .equals(decomposed))).matches(value))
+        #expect(ContextFilter(.init("name", .notEquals(decomposed))).matches(value))
+        #expect(!ContextFilter(.init("name", .in([decomposed]))).matches(value))
+        #expect(!ContextFilter(.init("tags", .contains(decomposed))).matches(value))
+        #expect(ContextFilter(.init("name", .equals("caf\u{E9}"))).matches(value))
+        // Property names and object members too: JavaScript finds a property by its exact name.
+        #expect(!ContextFilter(.init("caf\u{E9}", .exists)).matches(["cafe\u{301}": 1]))
+        #expect(!ContextFilter(.init("o", .equals(["cafe\u{301}": 1]))).matches(["o": ["caf\u{E9}": 1]]))
+        #expect(!ContextFilter(.init("o", .contains(["cafe\u{301}": 1]))).matches(["o": ["caf\u{E9}": 1]]))
+    }
+
     @Test func likeIsLinearEnoughForLongInputs() {
         let text = String(repeating: "a", count: 5000)
         #expect(!FilterCondition("p", .like(String(repeating: "%a", count: 50) + "b")).matches(["p": .string(text)]))

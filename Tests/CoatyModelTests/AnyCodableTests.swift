@@ -56,6 +56,16 @@ struct AnyCodableTests {
         #expect(try AnyCodable(json: "1.7976931348623157e308") == .double(.greatestFiniteMagnitude))
     }
 
+    /// Swift's `Dictionary` treats canonically equivalent keys (`é` and `e` + U+0301) as one, where
+    /// JavaScript keeps two properties: such an object would silently lose a member, so it is refused.
+    /// A key repeated exactly still keeps its last value, as `JSON.parse` does.
+    @Test func refusesKeysThatDifferOnlyInNormalization() throws {
+        #expect(throws: DecodingError.self) { try AnyCodable(json: #"{"caf\u00e9":1,"cafe\u0301":2}"#) }
+        #expect(throws: DecodingError.self) { try AnyCodable(json: "{\"cafe\u{301}\":1,\"caf\u{E9}\":2}") }
+        #expect(try AnyCodable(json: #"{"caf\u00e9":1,"caf\u00e9":2}"#) == ["caf\u{E9}": 2])
+        #expect(try AnyCodable(json: #"{"a":1,"b":2,"a":3}"#) == ["a": 3, "b": 2])
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() throws {
         #expect(throws: DecodingError.self) { try AnyCodable(json: String(repeating: "[", count: 1_000_000)) }
         #expect(throws: DecodingError.self) { try AnyCodable(json: Array("[[[1]]]".utf8), maximumDepth: 2) }

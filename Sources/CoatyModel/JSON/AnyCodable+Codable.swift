@@ -63,9 +63,10 @@ extension AnyCodable {
     ///   - maximumDepth: The deepest nesting of arrays and objects accepted. Defaults to 512, which is
     ///     also the most it accepts.
     /// - Throws: `DecodingError.dataCorrupted` naming the byte offset and the reason when the text is not
-    ///   valid JSON, nests too deeply, has a number beyond `Double`'s range (such as `1e400`), or has a
-    ///   string with more than 30 combining marks in a row (Unicode's stream-safe limit, which keeps
-    ///   hashing and comparing strings linear).
+    ///   valid JSON, nests too deeply, has a number beyond `Double`'s range (such as `1e400`), an object
+    ///   with two member names that differ only in Unicode normalization (which a Swift dictionary would
+    ///   merge), or a string with more than 30 combining marks in a row (Unicode's stream-safe limit,
+    ///   which keeps hashing and comparing strings linear).
     public init(json: some Collection<UInt8>, maximumDepth: Int = 512) throws {
         self = try JSONParser.parse(json, maximumDepth: maximumDepth)
     }

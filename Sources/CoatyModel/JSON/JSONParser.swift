@@ -6,9 +6,11 @@ import CoatyCore
 /// through a chain of failed `Decoder` attempts: the parser already knows each value's kind. Integers
 /// without fraction or exponent that fit in `Int` become ``AnyCodable/int(_:)``; every other number
 /// becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
-/// overflow. Duplicate object keys keep the last value, as `JSON.parse` does. A number too large for
-/// `Double` (such as `1e400`) is an error, where JavaScript makes it `Infinity`: no encoder could write
-/// the value back, since JSON has no infinities. A number too small rounds to zero, as in JavaScript.
+/// overflow. Duplicate object keys keep the last value, as `JSON.parse` does; two keys of different code
+/// points that are canonically equivalent (which a Swift dictionary cannot hold apart) are an error. A
+/// number too large for `Double` (such as `1e400`) is an error, where JavaScript makes it `Infinity`: no
+/// encoder could write the value back, since JSON has no infinities. A number too small rounds to zero,
+/// as in JavaScript.
 ///
 /// Two limits keep hostile input from taking the stack or the CPU:
 /// - Nesting is capped at ``defaultMaximumDepth`` whatever a caller asks for: the parser, the decoders built
@@ -102,7 +104,9 @@ struct JSONParser {
             }
             self.index += 1
             self.skipWhitespace()
-            members[key] = try self.parseValue(depth: depth)
+            if case _? = members.updateValue(try self.parseValue(depth: depth), forKey: key) {
+                try self.checkRepeatedKey(key, in: members)
+            }
             self.skipWhitespace()
             guard self.index < self.bytes.count else { throw self.error("unexpected end of input") }
             switch self.bytes[self.index] {
@@ -110,6 +114,17 @@ struct JSONParser {
             case UInt8(ascii: "}"): self.index += 1; return .object(members)
             default: throw self.error("expected ',' or '}'")
             }
+        }
+    }
+
+    /// Throws unless `key`, found again in `members`, is the same code points as the key stored first.
+    ///
+    /// `Dictionary` takes canonically equivalent keys (`é` and `e` + U+0301) as one, where JavaScript
+    /// keeps two properties; merging them would silently drop a member. An exact repeat is fine: the
+    /// last value wins, as in `JSON.parse`.
+    private func checkRepeatedKey(_ key: String, in members: [String: AnyCodable]) throws {
+        guard let index = members.index(forKey: key), members[index].key.utf8.elementsEqual(key.utf8) else {
+            throw self.error("two member names that differ only in Unicode normalization")
         }
     }
 

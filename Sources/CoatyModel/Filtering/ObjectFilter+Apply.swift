@@ -4,7 +4,7 @@ extension ObjectFilter {
     ///
     /// The semantics are those of coaty-js's in-memory database adapter:
     /// - Ordering compares each property in turn, for ``FilterSortOrder/ascending``: a missing value
-    ///   before any present value, `false` before `true`, numbers numerically, strings by
+    ///   before any present value, `false` before `true`, numbers by their exact values, strings by
     ///   ``FilterCollation``; ``FilterSortOrder/descending`` reverses it. Ties keep the input order.
     ///   Values of different JSON types (where JavaScript's comparison is inconsistent) order by type:
     ///   `null` < booleans < numbers < strings < arrays < objects; two arrays or two objects tie.
@@ -74,12 +74,28 @@ extension ObjectFilter {
         case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (a ? 1 : -1)
         default: break
         }
-        if let a = lhs?.doubleValue, let b = rhs?.doubleValue {
-            if case .int(let x)? = lhs, case .int(let y)? = rhs { return x == y ? 0 : (x < y ? -1 : 1) }
-            return a == b ? 0 : (a < b ? -1 : 1)
+        switch (lhs, rhs) {
+        case (.int(let x)?, .int(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.int(let x)?, .double(let y)?): return Self.compare(x, y)
+        case (.double(let x)?, .int(let y)?): return -Self.compare(y, x)
+        case (.double(let x)?, .double(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
+        default: break
         }
         let (a, b) = (Self.typeRank(lhs), Self.typeRank(rhs))
         return a == b ? 0 : (a < b ? -1 : 1)
+    }
+
+    /// Compares an integer with a double by their exact values.
+    ///
+    /// Going through `Double` would round integers beyond 2^53, so 2^53 + 1 would tie with the double
+    /// 2^53 while sorting after the integer 2^53: not a strict weak ordering, which `sorted(by:)` needs.
+    static func compare(_ integer: Int, _ double: Double) -> Int {
+        // Doubles outside [-2^63, 2^63) lie beyond every Int; inside, their floor fits in one exactly.
+        if double >= 0x1p63 { return -1 }
+        if double < -0x1p63 { return 1 }
+        let floor = Int(double.rounded(.down))
+        if integer != floor { return integer < floor ? -1 : 1 }
+        return double > Double(floor) ? -1 : 0
     }
 
     private static func typeRank(_ value: AnyCodable?) -> Int {

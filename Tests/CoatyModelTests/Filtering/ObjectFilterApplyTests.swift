@@ -43,6 +43,29 @@ struct ObjectFilterApplyTests {
         #expect(Self.names(descending) == ["Thing 3", "Lamp", "thing 1", "Thing 10", "Thing 2", "thing 1"])
     }
 
+    /// Integers above 2^53 compared exactly with each other but through `Double` with a double, so
+    /// 2^53 + 1 tied with the double 2^53, which tied with the integer 2^53, yet sorted after it: not a
+    /// strict weak ordering, and the sort left 2^53 + 1 ahead of 2^53. Numbers now compare exactly
+    /// whatever their kind (the same as JavaScript for every number it holds exactly).
+    @Test func mixedIntegersAndDoublesSortConsistently() {
+        let values: [AnyCodable] = [
+            ["n": .int(9_007_199_254_740_993)], ["n": .double(9_007_199_254_740_992)],
+            ["n": .int(9_007_199_254_740_992)],
+        ]
+        let sorted = ObjectFilter(orderBy: [("n", .ascending)]).apply(to: values)
+        #expect(sorted == [values[1], values[2], values[0]])
+        let descending = ObjectFilter(orderBy: [("n", .descending)]).apply(to: values)
+        #expect(descending == [values[0], values[1], values[2]])
+        let mixed: [AnyCodable] = [
+            ["n": 2.5], ["n": 2], ["n": -1e300], ["n": .int(Int.max)], ["n": 9.3e18], ["n": .int(Int.min)],
+        ]
+        #expect(
+            ObjectFilter(orderBy: [("n", .ascending)]).apply(to: mixed) == [
+                mixed[2], mixed[5], mixed[1], mixed[0], mixed[3], mixed[4],
+            ]
+        )
+    }
+
     /// Rows checked against coaty-js 2.4.1's in-memory adapter (`findObjects`) on Node.js: it yields the
     /// matches whose index minus `skip` lies in `0..<take`, so a negative `skip` shortens a `take`.
     @Test(

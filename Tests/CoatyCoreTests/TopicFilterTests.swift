@@ -79,6 +79,19 @@ struct TopicFilterTests {
         #expect(throws: TopicError(topic: filter, reason: reason)) { try TopicFilter(filter) }
     }
 
+    /// Filters are equal exactly when their UTF-8 bytes are, as MQTT compares them [MQTT-4.7.3-4]:
+    /// canonically equivalent spellings are different filters that match different topics, so a set or
+    /// dictionary of filters must keep both. Checked by the equality oracle of Fuzz/MQTT/TopicFuzz.swift.
+    @Test(arguments: [("caf\u{e9}", "cafe\u{301}"), ("\u{212B}", "\u{C5}"), ("a\u{301}\u{316}", "a\u{316}\u{301}")])
+    func canonicallyEquivalentFiltersAreDifferent(spelling: String, equivalent: String) throws {
+        let first = try TopicFilter(spelling)
+        let second = try TopicFilter(equivalent)
+        #expect(first.matches(spelling) && !first.matches(equivalent))
+        #expect(first != second)
+        #expect(Set([first, second]).count == 2)
+        #expect(first == (try TopicFilter(spelling)))
+    }
+
     @Test func levelsAreClassified() throws {
         #expect(try TopicFilter("coaty/3/+/RTN/+/c0ffee").lastLiteralLevel == "c0ffee")
         #expect(try TopicFilter("a/+").lastLiteralLevel == nil)

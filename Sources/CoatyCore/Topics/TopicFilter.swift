@@ -23,7 +23,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         /// ``TopicFilter/matches(bytes:)`` finds with one comparison. `0` and `0` without a wildcard.
         @usableFromInline let literalPrefixLevels: Int
         @usableFromInline let literalPrefixCount: Int
-        /// The text's hash value, computed once: a filter is a key in several sets and dictionaries
+        /// The hash value of the UTF-8 bytes, computed once: a filter is a key in several sets and dictionaries
         /// of the routing table, and each request's response filter is looked up about ten times.
         let textHash: Int
 
@@ -38,7 +38,7 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             } else {
                 self.literalPrefixCount = 0
             }
-            self.textHash = rawValue.hashValue
+            self.textHash = bytes.hashValue
         }
     }
 
@@ -110,11 +110,13 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         self.storage = Storage(rawValue: rawValue, bytes: bytes, levels: levels)
     }
 
-    // Equality and hashing use the text alone: the levels are derived from it. Hashing feeds the
-    // text's hash value, computed once at init, instead of every byte on every lookup.
+    // Equality and hashing use the UTF-8 bytes alone: the levels are derived from them. Not the
+    // `String`, whose == and hash treat canonically equivalent spellings ("caf\u{E9}", "cafe\u{301}") as
+    // equal, while MQTT compares byte for byte [MQTT-4.7.3-4] and such filters match different topics.
+    // Hashing feeds the bytes' hash value, computed once at init, instead of every byte on every lookup.
     public static func == (lhs: TopicFilter, rhs: TopicFilter) -> Bool {
         lhs.storage === rhs.storage
-            || (lhs.storage.textHash == rhs.storage.textHash && lhs.storage.rawValue == rhs.storage.rawValue)
+            || (lhs.storage.textHash == rhs.storage.textHash && lhs.storage.bytes == rhs.storage.bytes)
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(self.storage.textHash) }

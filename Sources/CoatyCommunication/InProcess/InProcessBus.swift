@@ -40,7 +40,9 @@ public final class InProcessBus: Sendable {
         /// The open connections in the order they connected, which is the order of their ids: a
         /// message is delivered in that order, and an array is walked without hashing or sorting.
         var subscribers: [Subscriber] = []
-        var retained: [String: TransportMessage] = [:]
+        /// Keyed by the topic's UTF-8 bytes: MQTT compares topics byte for byte, while `String` keys would
+        /// make canonically equivalent spellings ("caf\u{E9}", "cafe\u{301}") one topic.
+        var retained: [[UInt8]: TransportMessage] = [:]
         var nextID: UInt64 = 0
         var taps: [UInt64: AsyncStream<TransportMessage>.Continuation] = [:]
 
@@ -183,11 +185,11 @@ public final class InProcessBus: Sendable {
             if let sender, state.index(of: sender.id) == nil { return nil }
             if message.retain {
                 if message.payload.isEmpty {
-                    state.retained[message.topic] = nil
+                    state.retained[Array(message.topic.utf8)] = nil
                 } else {
                     var stored = message
                     stored.retain = true
-                    state.retained[message.topic] = stored
+                    state.retained[Array(message.topic.utf8)] = stored
                 }
             }
             var receivers = Receivers()

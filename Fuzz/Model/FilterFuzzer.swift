@@ -1,17 +1,11 @@
 // libFuzzer harness: ObjectFilter and ContextFilter decoded from the input and applied to values and
 // objects decoded from the input.
 //
-// Needs the module CoatyModel (and CoatyCore) built as for InboundEventFuzzer.swift (static libraries in
-// .fuzz/lib, `-enable-testing`, `-package-name CoatySwift`, `-sanitize=fuzzer,address`): the harness
-// reaches the internal `ObjectFilter.orderCompare` with `@testable import`. Built and run like this
-// (from the package root):
+// fuzz-modules: CoatyCore CoatyModel
+// fuzz-options: -max_len=4096 -dict=Fuzz/Model/json.dict
 //
-//   swiftc -swift-version 6 -O -parse-as-library -sanitize=fuzzer,address -I .fuzz/lib -L .fuzz/lib \
-//     -lCoatyModel -lCoatyCore -lFoundationEssentials -lswiftSynchronization \
-//     Fuzz/Model/FilterFuzzer.swift -o .fuzz/filter
-//   mkdir -p .fuzz/corpus-filter
-//   SWIFT_BACKTRACE=enable=no nice -n 10 .fuzz/filter .fuzz/corpus-filter Fuzz/Model/seeds/filter -dict=Fuzz/Model/json.dict \
-//     -timeout=5 -rss_limit_mb=2048 -max_len=4096 -max_total_time=600
+// Run: bash Scripts/fuzz.sh FilterFuzzer [seconds]. The harness is compiled into CoatyModel, so it sees
+// that module's internal declarations.
 //
 // Input: the filter's JSON, a NUL byte, then a JSON array of values (or one value) to filter.
 //
@@ -23,7 +17,6 @@
 
 import CoatyCore
 
-@testable import CoatyModel
 
 /// Checks that `compare` is antisymmetric and transitive (with transitive ties) on `items`.
 func checkOrdering<T>(_ items: [T], _ compare: (T, T) -> Int, _ describe: (T) -> String) {

@@ -1,28 +1,11 @@
 // libFuzzer harness: inbound Coaty events (topic + payload), decoded as the CommunicationManager decodes
 // them, then re-encoded and decoded again.
 //
-// Needs the modules CoatyCore, CoatyModel and CoatyCommunication, built with `-enable-testing` (the
-// harness reaches the internal `InboundEvent.decode` and `EventCoding` with `@testable import`), the
-// package name `CoatySwift` and the fuzzer + address sanitizers. Built and run like this (from the
-// package root; each module is a static library compiled from its sources, in dependency order):
+// fuzz-modules: CoatyCore CoatyModel CoatyCommunication
+// fuzz-options: -max_len=4096 -dict=Fuzz/Model/json.dict
 //
-//   mkdir -p .fuzz/lib
-//   for m in CoatyCore CoatyModel CoatyCommunication; do
-//     swiftc -swift-version 6 -O -parse-as-library -package-name CoatySwift -enable-testing \
-//       -sanitize=fuzzer,address -enable-upcoming-feature ExistentialAny \
-//       -enable-upcoming-feature InternalImportsByDefault -enable-upcoming-feature MemberImportVisibility \
-//       -I .fuzz/lib -module-name $m -emit-module -emit-module-path .fuzz/lib/$m.swiftmodule \
-//       -emit-library -static -o .fuzz/lib/lib$m.a $(find Sources/$m -name '*.swift' | sort)
-//   done
-//   swiftc -swift-version 6 -O -parse-as-library -sanitize=fuzzer,address -I .fuzz/lib -L .fuzz/lib \
-//     -lCoatyCommunication -lCoatyModel -lCoatyCore -lswiftDispatch -ldispatch -lBlocksRuntime \
-//     -lFoundationEssentials -lswiftSynchronization Fuzz/Model/InboundEventFuzzer.swift -o .fuzz/inbound-event
-//   mkdir -p .fuzz/corpus-inbound
-//   SWIFT_BACKTRACE=enable=no nice -n 10 .fuzz/inbound-event .fuzz/corpus-inbound Fuzz/Model/seeds/inbound \
-//     -dict=Fuzz/Model/json.dict -timeout=5 -rss_limit_mb=2048 -max_len=4096 -max_total_time=600
-//
-// Static libraries carry no autolink entries for the toolchain libraries they use, hence the -l list.
-// SWIFT_BACKTRACE=enable=no: Swift's own crash backtracer trips ASan when a check fails, burying the report.
+// Run: bash Scripts/fuzz.sh InboundEventFuzzer [seconds]. The harness is compiled into CoatyCommunication, so it sees
+// that module's internal declarations.
 //
 // Input: the topic name, a NUL byte, then the payload. Without a NUL, the first byte picks one of a few
 // fixed topics (one per event code) and the rest is the payload.
@@ -34,7 +17,6 @@
 import CoatyCore
 import CoatyModel
 
-@testable import CoatyCommunication
 
 /// Fixed topics for inputs without a NUL byte, one per event code.
 let fixedTopics: [String] = [

@@ -1,16 +1,11 @@
 // libFuzzer harness: the package's JSON parser and CoatyJSONDecoder on arbitrary bytes, with Foundation's
 // JSONSerialization as a differential oracle.
 //
-// Needs the modules CoatyCore and CoatyModel built as for InboundEventFuzzer.swift (static libraries in
-// .fuzz/lib, `-enable-testing`, `-package-name CoatySwift`, `-sanitize=fuzzer,address`), and Foundation.
-// Built and run like this (from the package root):
+// fuzz-modules: CoatyCore CoatyModel
+// fuzz-options: -max_len=4096 -dict=Fuzz/Model/json.dict
 //
-//   swiftc -swift-version 6 -O -parse-as-library -sanitize=fuzzer,address -I .fuzz/lib -L .fuzz/lib \
-//     -lCoatyModel -lCoatyCore -lFoundationEssentials -lswiftSynchronization \
-//     Fuzz/Model/JSONDecoderFuzzer.swift -o .fuzz/json-decoder
-//   mkdir -p .fuzz/corpus-json
-//   SWIFT_BACKTRACE=enable=no nice -n 10 .fuzz/json-decoder .fuzz/corpus-json Fuzz/Model/seeds/json -dict=Fuzz/Model/json.dict \
-//     -timeout=5 -rss_limit_mb=2048 -max_len=4096 -max_total_time=600
+// Run: bash Scripts/fuzz.sh JSONDecoderFuzzer [seconds]. The harness is compiled into CoatyModel, so it sees
+// that module's internal declarations.
 //
 // Oracle:
 // - `AnyCodable(json:)` and `JSONSerialization` (with `.fragmentsAllowed`) accept the same texts and
@@ -26,7 +21,6 @@
 // - Nothing crashes, hangs or grows without bound.
 
 import CoatyCore
-import CoatyModel
 import Foundation
 
 /// Compares two parsed values as JSON values, treating an integral `double` and the equal `int` alike.

@@ -1,14 +1,10 @@
 // libFuzzer harness: Coaty topic parsing and formatting, topic-name validation and topic-filter matching.
 //
-// Needs the modules CoatyCore, CoatyModel and CoatyCommunication built as for InboundEventFuzzer.swift
-// (static libraries in .fuzz/lib). Built and run like this (from the package root):
+// fuzz-modules: CoatyCore CoatyModel CoatyCommunication
+// fuzz-options: -max_len=1024 -dict=Fuzz/Model/json.dict
 //
-//   swiftc -swift-version 6 -O -parse-as-library -sanitize=fuzzer,address -I .fuzz/lib -L .fuzz/lib \
-//     -lCoatyCommunication -lCoatyModel -lCoatyCore -lswiftDispatch -ldispatch -lBlocksRuntime \
-//     -lFoundationEssentials -lswiftSynchronization Fuzz/Model/TopicFuzzer.swift -o .fuzz/topic
-//   mkdir -p .fuzz/corpus-topic
-//   SWIFT_BACKTRACE=enable=no nice -n 10 .fuzz/topic .fuzz/corpus-topic Fuzz/Model/seeds/topic -dict=Fuzz/Model/json.dict \
-//     -timeout=5 -rss_limit_mb=2048 -max_len=1024 -max_total_time=300
+// Run: bash Scripts/fuzz.sh TopicFuzzer [seconds]. The harness is compiled into CoatyCommunication, so it sees
+// that module's internal declarations.
 //
 // Input: a topic name, then optionally a NUL byte and a topic filter.
 //
@@ -17,7 +13,6 @@
 // subscription filter of its own event (`CoatyTopic.subscriptionFilter`); `TopicFilter` matching a string
 // and its UTF-8 bytes agree.
 
-import CoatyCommunication
 import CoatyCore
 import CoatyModel
 

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash Scripts/test-dependencies.sh
 
 echo "==> swift format lint (fix with: bash Scripts/format.sh)"
-swift format lint --strict --parallel --recursive Package.swift Sources Tests Examples Benchmarks/Package.swift Benchmarks/Sources
+swift format lint --strict --parallel --recursive Package.swift Sources Tests Examples Benchmarks/Package.swift Benchmarks/Sources Fuzz
 echo "==> swift build"
 swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 echo "==> docs (DocC catalogues, warnings as errors)"

@@ -17,7 +17,6 @@
 
 import CoatyCore
 
-
 /// Checks that `compare` is antisymmetric and transitive (with transitive ties) on `items`.
 func checkOrdering<T>(_ items: [T], _ compare: (T, T) -> Int, _ describe: (T) -> String) {
     let sample = Array(items.prefix(8))

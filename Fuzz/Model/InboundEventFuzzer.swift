@@ -17,7 +17,6 @@
 import CoatyCore
 import CoatyModel
 
-
 /// Fixed topics for inputs without a NUL byte, one per event code.
 let fixedTopics: [String] = [
     "coaty/3/-/ADV:Identity/11111111-1111-4111-8111-111111111111",

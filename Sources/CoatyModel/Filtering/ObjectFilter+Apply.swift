@@ -78,7 +78,10 @@ extension ObjectFilter {
         case (.int(let x)?, .int(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
         case (.int(let x)?, .double(let y)?): return Self.compare(x, y)
         case (.double(let x)?, .int(let y)?): return -Self.compare(y, x)
-        case (.double(let x)?, .double(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.double(let x)?, .double(let y)?):
+            // NaN (never from JSON, but a program can make one) sorts after every number.
+            if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? 1 : -1) }
+            return x == y ? 0 : (x < y ? -1 : 1)
         default: break
         }
         let (a, b) = (Self.typeRank(lhs), Self.typeRank(rhs))
@@ -91,7 +94,8 @@ extension ObjectFilter {
     /// 2^53 while sorting after the integer 2^53: not a strict weak ordering, which `sorted(by:)` needs.
     static func compare(_ integer: Int, _ double: Double) -> Int {
         // Doubles outside [-2^63, 2^63) lie beyond every Int; inside, their floor fits in one exactly.
-        if double >= 0x1p63 { return -1 }
+        // NaN sorts after every number (and `Int(_:)` would trap on it).
+        if double.isNaN || double >= 0x1p63 { return -1 }
         if double < -0x1p63 { return 1 }
         let floor = Int(double.rounded(.down))
         if integer != floor { return integer < floor ? -1 : 1 }

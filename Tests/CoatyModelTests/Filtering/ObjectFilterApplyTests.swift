@@ -64,6 +64,14 @@ struct ObjectFilterApplyTests {
                 mixed[2], mixed[5], mixed[1], mixed[0], mixed[3], mixed[4],
             ]
         )
+        // NaN cannot come from JSON, but a program can build it: it sorts after every number, and
+        // comparing it with an integer does not trap.
+        let withNaN: [AnyCodable] = [["n": .double(.nan)], ["n": 1], ["n": .double(.infinity)], ["n": 0.5]]
+        #expect(
+            ObjectFilter(orderBy: [("n", .ascending)]).apply(to: withNaN).map { $0["n"]?.doubleValue ?? 0 }.dropLast()
+                == [0.5, 1, .infinity]
+        )
+        #expect(ObjectFilter(orderBy: [("n", .ascending)]).apply(to: withNaN).last?["n"]?.doubleValue?.isNaN == true)
     }
 
     /// Rows checked against coaty-js 2.4.1's in-memory adapter (`findObjects`) on Node.js: it yields the

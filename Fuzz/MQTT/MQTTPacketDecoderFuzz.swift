@@ -29,10 +29,6 @@ private struct Outcome: Equatable {
     var error: MQTTDecodingError?
 }
 
-private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
 private func encode(_ packet: MQTTPacket) -> [UInt8] {
     do {
         return try packet.encoded()

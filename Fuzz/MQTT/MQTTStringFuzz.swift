@@ -56,10 +56,6 @@ private func referenceIsRefused(_ value: UInt32) -> Bool {
         || value & 0xFFFF == 0xFFFE || value & 0xFFFF == 0xFFFF
 }
 
-private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMQTTString(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = Array(UnsafeRawBufferPointer(start: data, count: count))

@@ -15,32 +15,6 @@ import CoatyCore
 
 private let tokens: [[UInt8]] = ["a", "b", "", "+", "#", "$a", "$", "ab", "\u{E9}", "e\u{301}"].map { Array($0.utf8) }
 
-private func referenceLevels(_ bytes: [UInt8]) -> [[UInt8]] {
-    bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-}
-
-/// '+' matches one level, '#' the parent level and any number below it; a filter starting with a
-/// wildcard does not match a topic starting with '$' [MQTT-4.7.2-1].
-private func referenceMatches(filter: [UInt8], topic: [UInt8]) -> Bool {
-    let filterLevels = referenceLevels(filter)
-    let topicLevels = referenceLevels(topic)
-    if topic.first == UInt8(ascii: "$"),
-        filterLevels[0] == [UInt8(ascii: "+")] || filterLevels[0] == [UInt8(ascii: "#")]
-    {
-        return false
-    }
-    for (index, level) in filterLevels.enumerated() {
-        if level == [UInt8(ascii: "#")] { return true }
-        guard index < topicLevels.count else { return false }
-        if level != [UInt8(ascii: "+")], level != topicLevels[index] { return false }
-    }
-    return filterLevels.count == topicLevels.count
-}
-
-private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
 /// Reads the input byte by byte, 0 after its end.
 private struct Program {
     var bytes: [UInt8]

@@ -13,11 +13,6 @@
 //   compares topics byte for byte [MQTT-4.7.3-4];
 // - hasWildcards and lastLiteralLevel agree with the levels.
 
-/// The levels of a topic or filter: split on '/', empty levels kept.
-private func referenceLevels(_ bytes: [UInt8]) -> [[UInt8]] {
-    bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map(Array.init)
-}
-
 /// Non-empty, at most 65,535 UTF-8 bytes, no U+0000 [MQTT-4.7.3-1/2/3].
 private func referenceHasValidLength(_ bytes: [UInt8]) -> Bool {
     !bytes.isEmpty && bytes.count <= 65_535 && !bytes.contains(0)
@@ -38,28 +33,6 @@ private func referenceIsValidFilter(_ bytes: [UInt8]) -> Bool {
         }
     }
     return true
-}
-
-/// '+' matches one level, '#' the parent level and any number below it; a filter starting with a
-/// wildcard does not match a topic starting with '$' [MQTT-4.7.2-1].
-private func referenceMatches(filter: [UInt8], topic: [UInt8]) -> Bool {
-    let filterLevels = referenceLevels(filter)
-    let topicLevels = referenceLevels(topic)
-    if topic.first == UInt8(ascii: "$"),
-        filterLevels[0] == [UInt8(ascii: "+")] || filterLevels[0] == [UInt8(ascii: "#")]
-    {
-        return false
-    }
-    for (index, level) in filterLevels.enumerated() {
-        if level == [UInt8(ascii: "#")] { return true }
-        guard index < topicLevels.count else { return false }
-        if level != [UInt8(ascii: "+")], level != topicLevels[index] { return false }
-    }
-    return filterLevels.count == topicLevels.count
-}
-
-private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }
 
 /// Checks validation and the derived properties of one string; returns the filter if valid.

@@ -14,12 +14,7 @@ struct RobustnessTests {
             port: port,
             clientID: "bystander-\(UInt32.random(in: 0...UInt32.max))"
         )
-        try await client.send(
-            .subscribe(
-                MQTTSubscribePacket(packetID: 1, subscriptions: [MQTTSubscription(filter: filter, qos: .atLeastOnce)])
-            )
-        )
-        _ = try await client.receivePacket()
+        try await client.subscribe(filter, qos: .atLeastOnce)
         return client
     }
 
@@ -176,15 +171,7 @@ struct RobustnessTests {
             let count = 100
             for index in 0..<count {
                 var client = try await RawMQTTClient.connected(port: broker.port, clientID: "abrupt\(index)")
-                try await client.send(
-                    .subscribe(
-                        MQTTSubscribePacket(
-                            packetID: 1,
-                            subscriptions: [MQTTSubscription(filter: "a/\(index)/#", qos: .exactlyOnce)]
-                        )
-                    )
-                )
-                _ = try await client.receivePacket()
+                try await client.subscribe("a/\(index)/#", qos: .exactlyOnce)
                 // Close in the middle of a packet.
                 try await client.send([0x30, 0x10, 0x00, 0x03])
                 client.close()
@@ -207,15 +194,7 @@ struct RobustnessTests {
         try await MQTTBroker.withRunning(configuration: .init(maximumQueuedMessagesPerClient: bound)) { broker in
             // The slow consumer subscribes and then never reads again.
             var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow")
-            try await slow.send(
-                .subscribe(
-                    MQTTSubscribePacket(
-                        packetID: 1,
-                        subscriptions: [MQTTSubscription(filter: "flood", qos: .atMostOnce)]
-                    )
-                )
-            )
-            _ = try await slow.receivePacket()
+            try await slow.subscribe("flood", qos: .atMostOnce)
             var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "flooder")
             let payload = [UInt8](repeating: 0x55, count: 16 * 1024)
             // 4,000 × 16 KiB = 64 MiB, far beyond the socket buffers; QoS 1 so the flooder is paced by PUBACKs.
@@ -249,15 +228,7 @@ struct RobustnessTests {
         let configuration = MQTTBroker.Configuration(maximumQueuedBytesPerClient: 256 * 1024)
         try await MQTTBroker.withRunning(configuration: configuration) { broker in
             var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow")
-            try await slow.send(
-                .subscribe(
-                    MQTTSubscribePacket(
-                        packetID: 1,
-                        subscriptions: [MQTTSubscription(filter: "large", qos: .atMostOnce)]
-                    )
-                )
-            )
-            _ = try await slow.receivePacket()
+            try await slow.subscribe("large", qos: .atMostOnce)
             var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
             let payload = [UInt8](repeating: 0x55, count: 64 * 1024)
             for index in 1...600 {
@@ -285,25 +256,9 @@ struct RobustnessTests {
         )
         try await MQTTBroker.withRunning(configuration: configuration) { broker in
             var slow = try await RawMQTTClient.connected(port: broker.port, clientID: "slow", cleanSession: false)
-            try await slow.send(
-                .subscribe(
-                    MQTTSubscribePacket(
-                        packetID: 1,
-                        subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)]
-                    )
-                )
-            )
-            _ = try await slow.receivePacket()
+            try await slow.subscribe("work", qos: .atLeastOnce)
             var fast = try await RawMQTTClient.connected(port: broker.port, clientID: "fast")
-            try await fast.send(
-                .subscribe(
-                    MQTTSubscribePacket(
-                        packetID: 1,
-                        subscriptions: [MQTTSubscription(filter: "work", qos: .atLeastOnce)]
-                    )
-                )
-            )
-            _ = try await fast.receivePacket()
+            try await fast.subscribe("work", qos: .atLeastOnce)
             var publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "producer")
             let total = 1000
             for index in 1...total {

@@ -137,6 +137,14 @@ struct RawMQTTClient: Sendable {
         }
     }
 
+    /// Subscribes to one filter and returns the broker's answer (the SUBACK).
+    @discardableResult
+    mutating func subscribe(_ filter: String, qos: MQTTQoS, packetID: UInt16 = 1) async throws -> MQTTPacket {
+        let subscription = MQTTSubscription(filter: filter, qos: qos)
+        try await self.send(.subscribe(MQTTSubscribePacket(packetID: packetID, subscriptions: [subscription])))
+        return try await self.receivePacket()
+    }
+
     func close() { self.connection.close() }
 
     /// Sends CONNECT and expects CONNACK accepted.

@@ -49,8 +49,8 @@ public final class Container: Sendable {
 
     private let items: AsyncStream<WorkSpawner.Item>
     private let spawner: WorkSpawner
-    private let stopSignal = StopSignal()
-    private let startedSignal = StopSignal()
+    private let stopSignal = OneShotSignal()
+    private let startedSignal = OneShotSignal()
     /// Whether the agent came online and every starting hook returned: set before `startedSignal` fires.
     private let isStarted = Atomic<Bool>(false)
     private let hasRun = Atomic<Bool>(false)

@@ -309,7 +309,7 @@ extension CommunicationManager {
     func subscribe(_ filters: [TopicFilter], forResponses: Bool = false) async {
         for filter in filters {
             if await self.subscribeDirectly(filter, withoutWaiting: forResponses) { continue }
-            let waiter = SubscriptionWaiter()
+            let waiter = OneShotSignal()
             let queued = self.state.withLock { state -> Bool in
                 guard state.acceptsControl else { return false }
                 state.control.append(.subscribe(filter, waiter))
@@ -317,7 +317,8 @@ extension CommunicationManager {
             }
             guard queued else { continue }
             self.doorbell.ring()
-            // Cancellation ends the wait; the queued subscription is still made.
+            // Cancellation ends the wait, so an observation never outlasts its task's cancellation while
+            // a connection keeps its subscribe pending; the queued subscription is still made.
             await waiter.wait()
         }
     }

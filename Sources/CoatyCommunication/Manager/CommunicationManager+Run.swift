@@ -150,7 +150,7 @@ extension CommunicationManager {
                             try await connection.subscribe(to: [filter])
                         }
                         pending.removeFirst()
-                        waiter?.resume()
+                        waiter?.fire()
                     case .unsubscribe(let filter):
                         if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) { unsubscribing.append(filter) }
                         pending.removeFirst()
@@ -195,7 +195,7 @@ extension CommunicationManager {
 
     /// Resumes the observers waiting for subscribe commands that will not be sent on this connection.
     private static func releaseWaiters(of commands: some Sequence<ControlCommand>) {
-        for case .subscribe(_, let waiter?) in commands { waiter.resume() }
+        for case .subscribe(_, let waiter?) in commands { waiter.fire() }
     }
 
     /// Marks the connection gone: offline, nothing subscribed, waiting observers released.

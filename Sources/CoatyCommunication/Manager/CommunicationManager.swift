@@ -175,7 +175,7 @@ struct ObserverReceiver: Sendable {
 
 /// A control command for the connection, performed by ``CommunicationManager/run()`` in order.
 enum ControlCommand: Sendable {
-    case subscribe(TopicFilter, SubscriptionWaiter?)
+    case subscribe(TopicFilter, OneShotSignal?)
     case unsubscribe(TopicFilter)
 }
 

@@ -37,15 +37,9 @@ enum JavaScriptSemantics {
 
     // MARK: Equality and containment
 
-    /// The member named exactly `key`, code point for code point, as a JavaScript property is found;
-    /// a `Dictionary` lookup alone would also find a key that is only canonically equivalent (`é` for
-    /// `e` + U+0301).
+    /// The member named exactly `key`, code point for code point, as a JavaScript property is found.
     private static func member(_ key: String, of members: [String: AnyCodable]) -> AnyCodable? {
-        // Not a ternary with `nil`: `AnyCodable` is `ExpressibleByNilLiteral`, so that `nil` would be `.null`.
-        guard let index = members.index(forKey: key), members[index].key.utf8.elementsEqual(key.utf8) else {
-            return nil
-        }
-        return members[index].value
+        members.exactIndex(forKey: key).map { members[$0].value }
     }
 
     /// JavaScript's `===` for JSON values: primitives by value (strings code point for code point, not

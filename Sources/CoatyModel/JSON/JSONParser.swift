@@ -123,7 +123,7 @@ struct JSONParser {
     /// keeps two properties; merging them would silently drop a member. An exact repeat is fine: the
     /// last value wins, as in `JSON.parse`.
     private func checkRepeatedKey(_ key: String, in members: [String: AnyCodable]) throws {
-        guard let index = members.index(forKey: key), members[index].key.utf8.elementsEqual(key.utf8) else {
+        guard members.exactIndex(forKey: key) != nil else {
             throw self.error("two member names that differ only in Unicode normalization")
         }
     }

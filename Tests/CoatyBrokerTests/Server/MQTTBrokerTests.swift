@@ -8,12 +8,7 @@ struct MQTTBrokerTests {
     private func subscribe(_ client: inout RawMQTTClient, _ filter: String, qos: MQTTQoS, packetID: UInt16 = 1)
         async throws
     {
-        try await client.send(
-            .subscribe(
-                MQTTSubscribePacket(packetID: packetID, subscriptions: [MQTTSubscription(filter: filter, qos: qos)])
-            )
-        )
-        let suback = try await client.receivePacket()
+        let suback = try await client.subscribe(filter, qos: qos, packetID: packetID)
         #expect(suback == .suback(MQTTSubAckPacket(packetID: packetID, returnCodes: [.granted(qos)])))
     }
 

@@ -40,7 +40,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
         self.broker = broker
         self.configuration = configuration
         self.onMessage = onMessage
-        self.state = Mutex(MQTTConnectionState(now: .now))
+        self.state = Mutex(MQTTConnectionState(now: .now, keepsSession: !configuration.cleanSession))
     }
 
     private var maximumInFlight: Int { max(1, self.configuration.maximumInFlight) }
@@ -48,14 +48,26 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// The failure that ended the connection, if any.
     package var failure: TransportError? { self.state.withLock { $0.failure } }
 
+    // MARK: - Persistent session
+
+    /// Queues what a resumed persistent session has to send again, before anything new; call after
+    /// the handshake, before the writer starts.
+    func resume(_ session: MQTTSessionState) {
+        self.state.withLock { $0.resume(session) }
+    }
+
+    /// With a persistent session: what is left of it once the connection has ended (empty before).
+    var sessionLeft: MQTTSessionState { self.state.withLock { $0.sessionLeft } }
+
     // MARK: - Handshake
 
     /// Sends CONNECT and waits for CONNACK.
     ///
-    /// - Returns: A decoder holding any bytes received after the CONNACK, for the reader.
+    /// - Returns: A decoder holding any bytes received after the CONNACK, for the reader, and whether
+    ///   the broker kept a session for the client (CONNACK's session present flag).
     /// - Throws: `TransportError` `.connectionRefused` (non-zero return code), `.protocolViolation`,
     ///   `.connectionLost`.
-    func handshake(_ connect: MQTTConnectPacket) async throws -> MQTTPacketDecoder {
+    func handshake(_ connect: MQTTConnectPacket) async throws -> (MQTTPacketDecoder, sessionPresent: Bool) {
         let bytes: [UInt8]
         do {
             bytes = try MQTTPacket.connect(connect).encoded()
@@ -91,7 +103,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     )
                 }
                 self.state.withLock { $0.lastReceived = .now }
-                return decoder
+                return (decoder, connack.sessionPresent)
             }
             let chunk: [UInt8]
             do {
@@ -365,19 +377,36 @@ package final class MQTTConnection: TransportConnection, Sendable {
     // MARK: - Closing
 
     /// Records the first failure: closes the socket and fails everything pending.
+    ///
+    /// With a persistent session, what is left of it is kept in ``sessionLeft``, and a publication that
+    /// stays in it fails with an error that says it will be sent again.
     func fail(_ error: TransportError) {
-        let (waiters, writer, drains, flushes, closed):
+        let (waiters, kept, writer, drains, flushes, closed):
             (
-                [CheckedContinuation<Void, any Error>], CheckedContinuation<Void, Never>?,
+                [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, any Error>],
+                CheckedContinuation<Void, Never>?,
                 [CheckedContinuation<Void, any Error>], [CheckedContinuation<Void, Never>],
                 [(token: UInt64, continuation: CheckedContinuation<Void, Never>)]
             ) = self.state.withLock { state in
-                guard state.failure == nil else { return ([], nil, [], [], []) }
+                guard state.failure == nil else { return ([], [], nil, [], [], []) }
                 // After DISCONNECT the broker closes the socket: that is the expected end, not a loss.
                 state.failure =
                     state.isDisconnecting ? TransportError(.connectionClosed, "the connection was closed") : error
-                var waiters = state.pending.values.compactMap(\.continuation)
+                var waiters: [CheckedContinuation<Void, any Error>] = []
+                var kept: [CheckedContinuation<Void, any Error>] = []
+                for (id, pending) in state.pending {
+                    guard let continuation = pending.continuation else { continue }
+                    if state.sessionExchanges[id] != nil {
+                        kept.append(continuation)
+                    } else {
+                        waiters.append(continuation)
+                    }
+                }
                 waiters += state.windowQueue.map(\.continuation)
+                if state.keepsSession {
+                    state.sessionLeft = state.remainingSession()
+                    state.sessionExchanges = [:]
+                }
                 state.pending = [:]
                 state.windowQueue = []
                 state.outbound = []
@@ -386,11 +415,23 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     state.flushWaiters = []
                     state.closedWaiters = []
                 }
-                return (waiters, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters, state.closedWaiters)
+                return (
+                    waiters, kept, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters,
+                    state.closedWaiters
+                )
             }
         self.socket.close()
         let error = self.failure ?? error
         for waiter in waiters { waiter.resume(throwing: error) }
+        if !kept.isEmpty {
+            let keptError = TransportError(
+                error.code,
+                "\(error.message); the publication stays in the client's persistent session and is sent again "
+                    + "on its next connection",
+                underlying: error.underlying
+            )
+            for waiter in kept { waiter.resume(throwing: keptError) }
+        }
         for drain in drains { drain.resume(throwing: error) }
         writer?.resume()
         for flush in flushes { flush.resume() }
@@ -563,6 +604,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     .publishAwaitingPubComp(let token, let continuation):
                     // A duplicate PUBREC gets the PUBREL again.
                     state.pending[id] = .publishAwaitingPubComp(token: token, continuation: continuation)
+                    state.noteReleased(id)
                     state.enqueueControl(.pubrel(id))
                     return .success(state.takeWriterWaiter())
                 case .some:
@@ -615,7 +657,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
             }?.resume()
         case .exactlyOnce:
             guard let id = publish.packetID else { throw self.violation("QoS 2 PUBLISH without identifier") }
-            let isNew = self.state.withLock { $0.receivedQoS2.insert(id).inserted }
+            // Not after a failure: the persistent session's receipts were taken then.
+            let isNew = self.state.withLock { $0.failure == nil && $0.receivedQoS2.insert(id).inserted }
             if isNew { self.onMessage(message) }
             self.state.withLock { state in
                 state.enqueueControl(.pubrec(id))
@@ -660,6 +703,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
             }
             state.pending[id] = nil
             if pending.isPublish {
+                if state.keepsSession { state.sessionExchanges[id] = nil }
                 failedQueued = state.releasePublishSlot(maximumInFlight: self.maximumInFlight)
                 writer = state.takeWriterWaiter()
             }

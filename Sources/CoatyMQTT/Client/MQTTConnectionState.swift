@@ -90,13 +90,25 @@ struct MQTTConnectionState {
     /// Identifiers of QoS 2 PUBLISHes received and delivered, awaiting PUBREL [MQTT-4.3.3-2].
     var receivedQoS2: Set<UInt16> = []
 
+    /// Whether the connection keeps a persistent session (clean session 0), whose outbound exchanges
+    /// are recorded in ``sessionExchanges`` so that they outlive the connection.
+    let keepsSession: Bool
+    /// With a persistent session: the outbound exchanges that are session state, by packet identifier,
+    /// with the order in which they were first sent. Always empty with a clean session, so the
+    /// default case pays one branch per exchange for this.
+    var sessionExchanges: [UInt16: (order: UInt64, exchange: MQTTSessionState.Exchange)] = [:]
+    private var nextExchangeOrder: UInt64 = 0
+    /// With a persistent session: what is left of it once the connection has ended.
+    var sessionLeft = MQTTSessionState()
+
     var lastSent: ContinuousClock.Instant
     var lastReceived: ContinuousClock.Instant
     var isPingOutstanding = false
 
-    init(now: ContinuousClock.Instant) {
+    init(now: ContinuousClock.Instant, keepsSession: Bool) {
         self.lastSent = now
         self.lastReceived = now
+        self.keepsSession = keepsSession
     }
 
     mutating func makeToken() -> UInt64 {
@@ -155,7 +167,58 @@ struct MQTTConnectionState {
             packet.qos == .exactlyOnce
             ? .publishAwaitingPubRec(token: token, continuation: continuation)
             : .publishAwaitingPubAck(token: token, continuation: continuation)
+        if self.keepsSession { self.recordExchange(.publish(packet)) }
         return true
+    }
+
+    // MARK: Persistent session
+
+    /// Records an outbound exchange of the persistent session, in the order first sent.
+    mutating func recordExchange(_ exchange: MQTTSessionState.Exchange) {
+        self.nextExchangeOrder += 1
+        self.sessionExchanges[exchange.packetID] = (self.nextExchangeOrder, exchange)
+    }
+
+    /// Notes that a QoS 2 message got its PUBREC: from now on the session keeps only its PUBREL.
+    mutating func noteReleased(_ id: UInt16) {
+        guard self.keepsSession, let entry = self.sessionExchanges[id] else { return }
+        self.sessionExchanges[id] = (entry.order, .release(id))
+    }
+
+    /// Queues the exchanges of a session resumed on this connection, ahead of anything new: the
+    /// PUBLISHes again with DUP set and their identifiers, the PUBRELs again [MQTT-4.4.0-1]. Their
+    /// callers belong to the earlier connection, so nobody waits for them here; they take in-flight
+    /// slots until acknowledged, so new publications queue behind them.
+    mutating func resume(_ session: MQTTSessionState) {
+        for exchange in session.outbound {
+            let id = exchange.packetID
+            switch exchange {
+            case .publish(var packet):
+                packet.dup = true
+                // It was encoded once already, so it encodes again.
+                self.enqueueControl(.publish(packet))
+                self.pending[id] =
+                    packet.qos == .exactlyOnce
+                    ? .publishAwaitingPubRec(token: self.makeToken(), continuation: nil)
+                    : .publishAwaitingPubAck(token: self.makeToken(), continuation: nil)
+                self.recordExchange(.publish(packet))
+            case .release:
+                self.enqueueControl(.pubrel(id))
+                self.pending[id] = .publishAwaitingPubComp(token: self.makeToken(), continuation: nil)
+                self.recordExchange(exchange)
+            }
+            self.publishesInFlight += 1
+            self.lastPacketID = id
+        }
+        self.receivedQoS2 = session.receivedQoS2
+    }
+
+    /// The session's state as the connection ends: what it still has to send again, in order.
+    func remainingSession() -> MQTTSessionState {
+        MQTTSessionState(
+            outbound: self.sessionExchanges.values.sorted { $0.order < $1.order }.map(\.exchange),
+            receivedQoS2: self.receivedQoS2
+        )
     }
 
     /// Frees a publication's slot and starts queued publications that now fit.

@@ -12,10 +12,11 @@ extension MQTTTransport {
         /// Whether the broker discards earlier session state. Defaults to `true` (Coaty's setting).
         ///
         /// With `false`, the broker keeps the subscriptions and queues QoS 1/2 messages while the client
-        /// is offline. The client's own state lasts one connection: QoS 1/2 publications not yet
-        /// acknowledged when it fails throw to their callers instead of being resent on the next
-        /// connection ([MQTT-4.4.0-1] asks for the resend), and a QoS 2 message that the broker resends
-        /// after a reconnect, because our PUBREC never reached it, can be delivered twice.
+        /// is offline, and the transport keeps the client's half of the session in memory from one
+        /// connection to the next: QoS 1/2 publications not yet acknowledged when a connection fails
+        /// are sent again on the next connection with the same client identifier, if the broker kept
+        /// the session [MQTT-4.4.0-1] (their callers get `.connectionLost` saying so, and must not
+        /// publish them again), and a QoS 2 message the broker sends again is not delivered twice.
         public var cleanSession: Bool
         /// The user name sent in CONNECT, if any.
         public var username: String?

@@ -8,7 +8,9 @@ import CoatySockets
 /// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect and CONNECT/CONNACK
 /// within ``Configuration/connectTimeout``, then a reader, a writer and a keep-alive timer run as child
 /// tasks while `body` uses the connection. Reconnecting, re-subscribing and the offline queue are the
-/// `CommunicationManager`'s job, on top of this type.
+/// `CommunicationManager`'s job, on top of this type. With ``Configuration/cleanSession`` `false`, the
+/// transport carries the client's half of the MQTT session (unacknowledged QoS 1/2 exchanges) from one
+/// connection to the next.
 ///
 /// With the default configuration the CONNECT matches coaty-js: MQTT 3.1.1, clean session, keep-alive
 /// 60 s, the client identifier and last will from `TransportConnectOptions`.
@@ -23,6 +25,9 @@ import CoatySockets
 public struct MQTTTransport: Transport {
     /// The settings used for every connection.
     public var configuration: Configuration
+
+    /// The client's half of persistent sessions, shared by this transport's copies.
+    private let sessions = MQTTSessionStore()
 
     /// Creates a transport.
     public init(configuration: Configuration = Configuration()) {
@@ -82,12 +87,12 @@ public struct MQTTTransport: Transport {
         let logger = configuration.logger
 
         // TCP connect and MQTT handshake, bounded by the connect timeout.
-        let (connection, decoder) = try await withTimeout(
+        let (connection, decoder, sessionPresent) = try await withTimeout(
             configuration.connectTimeout,
             timeoutError: {
                 TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
             }
-        ) { () async throws -> (MQTTConnection, MQTTPacketDecoder) in
+        ) { () async throws -> (MQTTConnection, MQTTPacketDecoder, Bool) in
             let socket: TCPConnection
             do {
                 socket = try await TCPConnection.connect(host: broker.host, port: broker.port)
@@ -101,13 +106,35 @@ public struct MQTTTransport: Transport {
                 onMessage: onMessage
             )
             do {
-                return (connection, try await connection.handshake(connect))
+                let (decoder, sessionPresent) = try await connection.handshake(connect)
+                return (connection, decoder, sessionPresent)
             } catch {
                 socket.close()
                 throw error
             }
         }
         logger.info("connected to \(broker) as \(options.clientID)")
+        let sessionKey = MQTTSessionStore.key(broker: broker, clientID: options.clientID)
+        // Taking the state also discards it, which is what a clean session asks for.
+        let session = self.sessions.take(sessionKey)
+        if !configuration.cleanSession {
+            if sessionPresent {
+                connection.resume(session)
+            } else if !session.isEmpty {
+                // The broker kept nothing of the session (it expired, or the broker restarted without
+                // persistence), so our half names identifiers it no longer knows. MQTT 5 makes
+                // discarding it a MUST; MQTT 3.1.1 leaves the choice to the client.
+                logger.warning(
+                    "\(broker) has no session for \(options.clientID): discarding \(session.outbound.count) "
+                        + "unacknowledged publication(s) and \(session.receivedQoS2.count) QoS 2 receipt(s)"
+                )
+            }
+        }
+        // Every way out of the task group below has failed or closed the connection first, so what
+        // the session leaves is final.
+        defer {
+            if !configuration.cleanSession { self.sessions.keep(connection.sessionLeft, for: sessionKey) }
+        }
 
         return try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await connection.runReader(decoder: decoder) }

@@ -201,6 +201,25 @@ struct MQTTConnectionFakeBrokerTests {
         #expect("\(try #require(error))".ranges(of: message).count == 1)
     }
 
+    /// After our DISCONNECT the broker may close the socket at once [MQTT-3.14.4]; the reader seeing
+    /// that close is the expected end, not a loss (the embedded broker's interop test once had to
+    /// tolerate it).
+    @Test(arguments: 0..<5)
+    func brokerClosingRightAfterDisconnectIsNoLoss(round: Int) async throws {
+        try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                #expect(try await session.read() == .publish(.init(topic: "t", payload: [UInt8(round)])))
+                #expect(try await session.read() == .disconnect)
+            },
+            client: { transport in
+                try await transport.withConnection(.init(clientID: "leaving"), onMessage: { _ in }) { connection in
+                    try await connection.publish(TransportMessage(topic: "t", payload: [UInt8(round)]))
+                }
+            }
+        )
+    }
+
     @Test func missingPingRespIsNoticedWithinOneAndAHalfKeepAlives() async throws {
         let clock = ContinuousClock()
         let (events, event) = AsyncStream<(String, ContinuousClock.Instant)>.makeStream()

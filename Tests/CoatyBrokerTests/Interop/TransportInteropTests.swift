@@ -2,7 +2,6 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
-import Synchronization
 import Testing
 
 /// The embedded broker with the framework's own client, `MQTTTransport`.
@@ -13,10 +12,10 @@ struct TransportInteropTests {
             let transport = MQTTTransport(brokerURL: "mqtt://127.0.0.1:\(broker.port)")
             let (messages, continuation) = AsyncStream.makeStream(of: TransportMessage.self)
             let events = broker.events()
-            try await Self.withConnection(transport, clientID: "coaty-sub", onMessage: { continuation.yield($0) }) {
+            try await transport.withConnection(.init(clientID: "coaty-sub"), onMessage: { continuation.yield($0) }) {
                 subscriber in
                 try await subscriber.subscribe(to: [TopicFilter("coaty/#")])
-                try await Self.withConnection(transport, clientID: "coaty-pub") { publisher in
+                try await transport.withConnection(.init(clientID: "coaty-pub"), onMessage: { _ in }) { publisher in
                     for qos in QualityOfService.allCases {
                         try await publisher.publish(
                             TransportMessage(topic: "coaty/qos\(qos.rawValue)", payload: [qos.rawValue], qos: qos)
@@ -52,26 +51,6 @@ struct TransportInteropTests {
                 #expect(will?.topic == "coaty/will")
                 #expect(will?.payload == Array("gone".utf8))
             }
-        }
-    }
-
-    /// `MQTTTransport.withConnection`, tolerating one known client-side race (reported to the CoatyMQTT
-    /// owner): after the client's DISCONNECT the broker closes the socket, as [MQTT-3.14.4] allows, and
-    /// the client's reader may report that close as a lost connection although `body` had completed.
-    private static func withConnection(
-        _ transport: MQTTTransport,
-        clientID: String,
-        onMessage: @escaping @Sendable (TransportMessage) -> Void = { _ in },
-        _ body: (any TransportConnection) async throws -> Void
-    ) async throws {
-        let completed = Atomic(false)
-        do {
-            try await transport.withConnection(.init(clientID: clientID), onMessage: onMessage) { connection in
-                try await body(connection)
-                completed.store(true, ordering: .relaxed)
-            }
-        } catch let error as TransportError where error.code == .connectionLost && completed.load(ordering: .relaxed) {
-            return
         }
     }
 }

@@ -98,7 +98,7 @@ let package = Package(
             name: "CoatyMQTTTests",
             dependencies: [
                 "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
-                "CoatySockets", "CoatyTesting", "CoatyTestAgent",
+                "CoatySockets", "CoatyTesting", "CoatyTestAgent", "CoatyBroker",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import CoatyBroker
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
@@ -272,5 +273,14 @@ struct MQTTPersistentSessionTests {
             },
             client: { try await transport.withConnection(.init(clientID: "keeper"), onMessage: { _ in }) { _ in } }
         )
+    }
+
+    /// The same exchange end to end through the embedded broker (and through mosquitto in
+    /// `MQTTTransportMosquittoTests`).
+    @Test(arguments: [QualityOfService.atLeastOnce, .exactlyOnce])
+    func aPublicationLostWithTheLinkIsSentAgainThroughTheEmbeddedBroker(qos: QualityOfService) async throws {
+        try await MQTTBroker.withRunning { broker in
+            try await checkPublicationLostWithTheLinkIsSentAgain(brokerPort: broker.port, qos: qos)
+        }
     }
 }

@@ -88,7 +88,15 @@ enum JavaScriptSemantics {
                 }
                 return false
             }
+            // Many primitives looked up in a large array: hash the array's primitives once.
+            let index = wanted.count >= 16 && elements.count >= 16 ? PrimitiveElementIndex(elements) : nil
             for item in wanted {
+                switch index?.answer(for: item) ?? .needsSearch {
+                case .found: continue
+                case .notFound: return false
+                case .throwsInCoatyJS: return nil
+                case .needsSearch: break
+                }
                 var isFound = false
                 for element in elements {
                     guard let result = Self.contains(element, item, isTopLevel: false) else { return nil }

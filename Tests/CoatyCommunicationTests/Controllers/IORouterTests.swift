@@ -20,7 +20,9 @@ struct IORouterTests {
         let bus = InProcessBus()
         let source = IOSource(name: "Thermometer", valueType: Self.valueType, updateRate: 250)
         let actor = IOActor(name: "Display", valueType: Self.valueType)
-        let router = IORouter(context: IOContext(name: "Kitchen"))
+        // Rules defined before the router runs are the ones it starts with.
+        let router = IORouter(context: IOContext(name: "Kitchen"), rules: [])
+        router.defineRules([.anyCompatible])
         try await withOnlineManagers(
             count: 2,
             bus: bus,

@@ -94,15 +94,16 @@ public final class IORouter: Controller {
     private struct State {
         var controller: ControllerContext?
         var table: IORoutingTable?
+        /// The rules until the table exists.
+        var rules: [Rule]
         /// The observations and the Discover handler; released when the router stops.
         var observations: [EventStream<Never>] = []
         var registrations: [EventHandlerRegistration] = []
     }
 
     private let initialContext: IOContext
-    private let initialRules: [Rule]
     private let areCompatible: @Sendable (IOSource, IOActor) -> Bool
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// Creates a router for an IO context; add it to a ``Container``.
     ///
@@ -117,7 +118,7 @@ public final class IORouter: Controller {
         areCompatible: @escaping @Sendable (IOSource, IOActor) -> Bool = IORouter.valueTypesMatch
     ) {
         self.initialContext = context
-        self.initialRules = rules
+        self.state = Mutex(State(rules: rules))
         self.areCompatible = areCompatible
     }
 
@@ -133,6 +134,7 @@ public final class IORouter: Controller {
 
     /// Replaces the rules and, once the router has started, evaluates them.
     public func defineRules(_ rules: [Rule]) {
+        self.state.withLock { $0.rules = rules }
         self.apply { table, _ in table.rulesDefined(rules) }
     }
 
@@ -152,7 +154,7 @@ public final class IORouter: Controller {
             state.table = IORoutingTable(
                 context: ioContext,
                 namespace: manager.configuration.namespace,
-                rules: self.initialRules,
+                rules: state.rules,
                 areCompatible: self.areCompatible
             )
         }

@@ -42,7 +42,7 @@ struct ClientConnection: Sendable {
     ///
     /// An object, not a value, so that it does not sit in the reader's async frames (about 300 bytes
     /// of them); see the comment above ``opened()``.
-    private final class ReaderState {
+    final class ReaderState {
         var decoder: MQTTPacketDecoder
         var session: SessionID?
         var clientID: String?
@@ -95,13 +95,7 @@ struct ClientConnection: Sendable {
     /// watch with the sweeper.
     @inline(never)
     private func opened() -> (ReaderState, Outbox, ActivityWatch) {
-        let outbox = Outbox(
-            socket: self.socket,
-            capacity: self.configuration.maximumQueuedMessagesPerClient,
-            hardLimit: 2 * self.configuration.maximumQueuedMessagesPerClient
-                + 2 * self.configuration.maximumInFlightMessagesPerClient + 16,
-            byteCapacity: self.configuration.maximumQueuedBytesPerClient
-        )
+        let outbox = Outbox(socket: self.socket, configuration: self.configuration)
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
         self.broker.watches.withLock { $0[self.id] = watch }
         let state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
@@ -114,34 +108,12 @@ struct ClientConnection: Sendable {
     private func closed(_ reason: CloseReason, state: ReaderState) {
         _ = self.broker.watches.withLock { $0.removeValue(forKey: self.id) }
         self.socket.close()
-        let attached = state.session != nil
-        let logger = self.logger
-        self.broker.core.withLock { core in
-            var outputs: [BrokerSessions.Output] = []
-            if attached {
-                var graceful = false
-                if case .disconnected = reason { graceful = true }
-                core.sessions.connectionClosed(self.id, graceful: graceful, into: &outputs)
-            }
-            if let removed = core.outboxes.removeValue(forKey: self.id) {
-                core.droppedQoS0 += removed.droppedCount
-            }
-            core.dispatch(outputs, logger: logger)
-        }
-        if let clientID = state.clientID {
-            self.broker.emit(.clientDisconnected(clientID: clientID, reason: reason.description))
-            switch reason {
-            case .disconnected, .cancelled:
-                logger.info("client disconnected", metadata: ["client": clientID, "reason": "\(reason)"])
-            default:
-                logger.notice("client dropped", metadata: ["client": clientID, "reason": "\(reason)"])
-            }
-        } else {
-            logger.debug(
-                "connection closed",
-                metadata: ["remote": self.socket.remoteDescription, "reason": "\(reason)"]
-            )
-        }
+        self.handler.detach(reason, state: state)
+    }
+
+    /// The socket-free half of the reader, which handles packets against the shared state.
+    private var handler: PacketHandler {
+        PacketHandler(broker: self.broker, id: self.id, remoteDescription: self.socket.remoteDescription)
     }
 
     // MARK: - Writer
@@ -162,7 +134,7 @@ struct ClientConnection: Sendable {
 
     /// Encodes a batch of the outbox's items into `buffer`, replacing what it held.
     @inline(never)
-    private static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: Logger) {
+    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: Logger) {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
         for item in items {
             switch item {
@@ -212,149 +184,20 @@ struct ClientConnection: Sendable {
     }
 
     /// What ``handleBuffered(_:outbox:watch:)`` needs from the reader before it can go on.
-    private enum ReaderStep {
+    enum ReaderStep {
         case close(CloseReason)
         /// This client's publishes are filling other clients' queues: wait before the next packet.
         case pace
     }
 
-    /// Decodes and handles the buffered packets; returns `nil` when more bytes are needed.
+    /// Decodes and handles the buffered packets (see ``PacketHandler/handleBuffered(_:outbox:watch:)``);
+    /// returns `nil` when more bytes are needed.
     ///
     /// A synchronous function of its own, never inlined into the reader, so handling a packet adds
     /// nothing to the reader's async frame (see the comment above ``opened()``).
-    ///
-    /// Only whole packets count as activity, once per call that decoded any: the keep-alive deadline
-    /// waits for a Control Packet [MQTT-3.1.2-24], and the connect timeout runs from the accept until
-    /// CONNECT. Counting bytes let a client that sends one byte of a never-ending packet every few
-    /// seconds keep its connection, and the up to `maximumPacketSize` bytes buffered for it, forever.
     @inline(never)
     private func handleBuffered(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> ReaderStep? {
-        var decodedAny = false
-        defer { if decodedAny, state.session != nil { watch.touch() } }
-        while true {
-            let packet: MQTTPacket
-            do {
-                guard let next = try state.decoder.next() else { return nil }
-                packet = next
-                decodedAny = true
-            } catch {
-                if state.session == nil, case .unsupportedProtocolLevel = error {
-                    _ = outbox.enqueue(
-                        .packet(.connack(MQTTConnAckPacket(returnCode: .unacceptableProtocolVersion))),
-                        droppable: false
-                    )
-                    return .close(.refused(.unacceptableProtocolVersion))
-                }
-                return .close(.protocolViolation("\(error)"))
-            }
-            if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
-                return .close(reason)
-            }
-            if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
-        }
-    }
-
-    /// Handles one packet; returns a reason to close, or `nil` to go on.
-    private func handle(
-        _ packet: MQTTPacket,
-        state: ReaderState,
-        outbox: Outbox,
-        watch: ActivityWatch
-    ) -> CloseReason? {
-        guard let session = state.session else {
-            guard case .connect(let connect) = packet else {
-                return .protocolViolation("first packet is \(packet.type), not CONNECT")
-            }
-            return self.handleConnect(connect, state: state, outbox: outbox, watch: watch)
-        }
-        let logger = self.logger
-        switch packet {
-        case .connect:
-            return .protocolViolation("second CONNECT")
-        case .connack, .suback, .unsuback, .pingresp:
-            return .protocolViolation("\(packet.type) is a server-to-client packet")
-        case .publish(let publish):
-            return self.handlePublish(publish, session: session, state: state, outbox: outbox)
-        case .puback(let packetID):
-            return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
-        case .pubrec(let packetID):
-            return self.acknowledge { $0.pubrec(session, packetID: packetID, into: &$1) }
-        case .pubcomp(let packetID):
-            return self.acknowledge { $0.pubcomp(session, packetID: packetID, into: &$1) }
-        case .pubrel(let packetID):
-            return self.broker.core.withLock { core in
-                core.sessions.release(session, packetID: packetID)
-                return Self.reply(.pubcomp(packetID), on: outbox)
-            }
-        case .subscribe(let subscribe):
-            var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
-            for subscription in subscribe.subscriptions {
-                guard let filter = try? TopicFilter(subscription.filter) else {
-                    return .protocolViolation("invalid topic filter '\(subscription.filter)'")
-                }
-                guard SubscriptionTrie.admits(subscription.filter) else { return Self.tooManyLevels("topic filter") }
-                filters.append((filter, subscription.qos.qualityOfService))
-            }
-            logger.debug(
-                "subscribe",
-                metadata: [
-                    "client": state.clientID ?? "",
-                    "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
-                ]
-            )
-            let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
-                var outputs: [BrokerSessions.Output] = []
-                let granted = core.sessions.subscribe(session, to: filters, into: &outputs)
-                let suback = MQTTSubAckPacket(
-                    packetID: subscribe.packetID,
-                    returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
-                )
-                let reason = Self.reply(.suback(suback), on: outbox)
-                core.dispatch(outputs, logger: logger)
-                return (reason, granted)
-            }
-            let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
-            if accepted.count < filters.count {
-                logger.notice(
-                    "subscriptions refused: the client reached its limit",
-                    metadata: [
-                        "client": state.clientID ?? "", "refused": "\(filters.count - accepted.count)",
-                        "limit": "\(self.broker.configuration.maximumSubscriptionsPerClient)",
-                    ]
-                )
-            }
-            if reason == nil, !accepted.isEmpty {
-                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: accepted))
-            }
-            return reason
-        case .unsubscribe(let unsubscribe):
-            guard unsubscribe.filters.allSatisfy(SubscriptionTrie.admits) else {
-                return Self.tooManyLevels("topic filter")
-            }
-            logger.debug(
-                "unsubscribe",
-                metadata: ["client": state.clientID ?? "", "filters": unsubscribe.filters.joined(separator: ",")]
-            )
-            let reason = self.broker.core.withLock { core in
-                core.sessions.unsubscribe(session, from: unsubscribe.filters)
-                return Self.reply(.unsuback(unsubscribe.packetID), on: outbox)
-            }
-            if reason == nil {
-                self.broker.emit(.unsubscribed(clientID: state.clientID ?? "", filters: unsubscribe.filters))
-            }
-            return reason
-        case .pingreq:
-            return Self.reply(.pingresp, on: outbox)
-        case .disconnect:
-            self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
-            return .disconnected
-        }
-    }
-
-    /// Closes a connection that sent a topic or filter deeper than the broker admits (see
-    /// ``SubscriptionTrie/maximumLevels``), as mosquitto does. The topic is not quoted: it may be 64 KiB.
-    private static func tooManyLevels(_ what: String) -> CloseReason {
-        .protocolViolation("\(what) with more than \(SubscriptionTrie.maximumLevels) levels")
+        self.handler.handleBuffered(state, outbox: outbox, watch: watch)
     }
 
     /// Flow control for a publisher that outpaces some subscriber.
@@ -407,151 +250,6 @@ struct ClientConnection: Sendable {
             if progressing { previous = current } else { previous = previous.filter { current[$0.key] != nil } }
         }
     }
-
-    private func acknowledge(
-        _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
-    ) -> CloseReason? {
-        let logger = self.logger
-        return self.broker.core.withLock { core in
-            var outputs: [BrokerSessions.Output] = []
-            let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs, logger: logger)
-            return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
-        }
-    }
-
-    private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
-        outbox.enqueue(.packet(packet), droppable: false) == .overflow
-            ? .protocolViolation("slow consumer: too many unread replies") : nil
-    }
-
-    private func handleConnect(
-        _ connect: MQTTConnectPacket,
-        state: ReaderState,
-        outbox: Outbox,
-        watch: ActivityWatch
-    ) -> CloseReason? {
-        func refuse(_ code: MQTTConnectReturnCode) -> CloseReason {
-            _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: code))), droppable: false)
-            return .refused(code)
-        }
-        guard connect.protocolLevel == MQTTConnectPacket.protocolLevel311 else {
-            return refuse(.unacceptableProtocolVersion)
-        }
-        if connect.clientID.isEmpty, !connect.cleanSession { return refuse(.identifierRejected) }
-        if let credentials = self.configuration.credentials {
-            guard let username = connect.username else { return refuse(.notAuthorized) }
-            guard Array(username.utf8) == Array(credentials.username.utf8),
-                connect.password == Array(credentials.password.utf8)
-            else { return refuse(.badUsernameOrPassword) }
-        }
-        var will: BrokerMessage?
-        if let connectWill = connect.will {
-            guard TopicName.isValid(connectWill.topic) else {
-                return .protocolViolation("invalid will topic '\(connectWill.topic)'")
-            }
-            guard SubscriptionTrie.admits(connectWill.topic) else { return Self.tooManyLevels("will topic") }
-            will = BrokerMessage(
-                topic: connectWill.topic,
-                payload: connectWill.payload,
-                qos: connectWill.qos.qualityOfService,
-                retain: connectWill.retain
-            )
-        }
-        let logger = self.logger
-        let (sessionID, clientID): (SessionID, String) = self.broker.core.withLock { core in
-            // Assigned under the lock, so that the id is still free when the session is made.
-            let clientID =
-                connect.clientID.isEmpty ? self.broker.assignClientID(unusedIn: core.sessions) : connect.clientID
-            var outputs: [BrokerSessions.Output] = []
-            let (sessionPresent, session) = core.sessions.connect(
-                clientID: clientID,
-                cleanSession: connect.cleanSession,
-                will: will,
-                connection: self.id,
-                into: &outputs
-            )
-            core.outboxes[self.id] = outbox
-            _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))), droppable: false)
-            core.dispatch(outputs, logger: logger)
-            return (session, clientID)
-        }
-        state.session = sessionID
-        state.clientID = clientID
-        self.broker.emit(
-            .clientConnected(
-                clientID: clientID,
-                remoteAddress: self.socket.remoteDescription,
-                cleanSession: connect.cleanSession
-            )
-        )
-        watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
-        logger.info(
-            "client connected",
-            metadata: [
-                "client": clientID, "remote": self.socket.remoteDescription,
-                "clean": "\(connect.cleanSession)", "keepAlive": "\(connect.keepAliveSeconds)",
-            ]
-        )
-        return nil
-    }
-
-    private func handlePublish(
-        _ publish: MQTTPublishPacket,
-        session: SessionID,
-        state: ReaderState,
-        outbox: Outbox
-    ) -> CloseReason? {
-        let clientID = state.clientID ?? ""
-        // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
-        guard TopicName.isValid(publish.topic) else {
-            return .protocolViolation("invalid topic '\(publish.topic)'")
-        }
-        guard SubscriptionTrie.admits(publish.topic) else { return Self.tooManyLevels("topic") }
-        if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
-        if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
-            return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
-        }
-        let message = BrokerMessage(
-            topic: publish.topic,
-            payload: publish.payload,
-            qos: publish.qos.qualityOfService,
-            retain: publish.retain
-        )
-        self.logger.debug(
-            "publish",
-            metadata: [
-                "client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)",
-                "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
-            ]
-        )
-        let logger = self.logger
-        let (reason, sessions, connections) = self.broker.core.withLock { core in
-            var outputs: [BrokerSessions.Output] = []
-            var reply: MQTTPacket?
-            switch publish.qos {
-            case .atMostOnce:
-                core.sessions.publish(message, into: &outputs)
-            case .atLeastOnce:
-                core.sessions.publish(message, into: &outputs)
-                reply = .puback(publish.packetID ?? 0)
-            case .exactlyOnce:
-                let packetID = publish.packetID ?? 0
-                if core.sessions.receiveQoS2(session, packetID: packetID) {
-                    core.sessions.publish(message, into: &outputs)
-                }
-                reply = .pubrec(packetID)
-            }
-            core.dispatch(outputs, logger: logger)
-            let sessions = core.sessions.takeCongestedSessions()
-            let connections = core.congestedConnections
-            core.congestedConnections = []
-            return (reply.flatMap { Self.reply($0, on: outbox) }, sessions, connections)
-        }
-        state.congestedSessions.formUnion(sessions)
-        state.congestedConnections.formUnion(connections)
-        return reason
-    }
 }
 
 /// The connect-timeout and keep-alive deadline of one connection, checked by the broker's sweeper.
@@ -566,9 +264,10 @@ final class ActivityWatch: Sendable {
     }
 
     private let state: Mutex<State>
-    private let socket: TCPConnection
+    /// The connection's socket; `nil` for a connection without one (tests, the fuzz harness).
+    private let socket: TCPConnection?
 
-    init(socket: TCPConnection, limit: Duration?) {
+    init(socket: TCPConnection?, limit: Duration?) {
         self.socket = socket
         self.state = Mutex(State(lastActivity: .now, limit: limit))
     }
@@ -596,6 +295,6 @@ final class ActivityWatch: Sendable {
             state.hasFired = true
             return true
         }
-        if expired { self.socket.close() }
+        if expired { self.socket?.close() }
     }
 }

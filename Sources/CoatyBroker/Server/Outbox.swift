@@ -65,15 +65,29 @@ final class Outbox: Sendable {
     let hardLimit: Int
     /// Bytes of queued PUBLISHes (topics and payloads) beyond which QoS 0 PUBLISHes are dropped.
     let byteCapacity: Int
-    /// The socket this outbox feeds; closed by ``abort()``.
-    let socket: TCPConnection
+    /// The socket this outbox feeds; closed by ``abort()``. `nil` for a connection without one (tests,
+    /// the fuzz harness).
+    let socket: TCPConnection?
     private let state = Mutex(State())
 
-    init(socket: TCPConnection, capacity: Int, hardLimit: Int, byteCapacity: Int) {
+    init(socket: TCPConnection?, capacity: Int, hardLimit: Int, byteCapacity: Int) {
         self.socket = socket
         self.capacity = max(1, capacity)
         self.hardLimit = max(self.capacity, hardLimit)
         self.byteCapacity = max(1, byteCapacity)
+    }
+
+    /// Creates the outbox of a client connection with the broker's limits: ``capacity`` and
+    /// ``byteCapacity`` are the queue bounds, ``hardLimit`` is 2 × (the queue bound + the in-flight
+    /// window) + 16 packets.
+    convenience init(socket: TCPConnection?, configuration: MQTTBroker.Configuration) {
+        self.init(
+            socket: socket,
+            capacity: configuration.maximumQueuedMessagesPerClient,
+            hardLimit: 2 * configuration.maximumQueuedMessagesPerClient
+                + 2 * configuration.maximumInFlightMessagesPerClient + 16,
+            byteCapacity: configuration.maximumQueuedBytesPerClient
+        )
     }
 
     /// Queues a packet for the writer without suspending.
@@ -142,7 +156,7 @@ final class Outbox: Sendable {
             state.publishedBytes = 0
         }
         self.finish()
-        self.socket.close()
+        self.socket?.close()
     }
 
     /// Whether the queue is still at least half full, and how many batches the writer has taken so far.
@@ -151,6 +165,15 @@ final class Outbox: Sendable {
             ($0.isHalfFull(capacity: self.capacity, byteCapacity: self.byteCapacity), $0.batchesTaken)
         }
     }
+
+    /// Takes every queued item without waiting, as the writer takes a batch: for tests and the fuzz
+    /// harness, which drain an outbox that has no writer task.
+    func takeQueued() -> [Item] {
+        self.state.withLock { $0.takeAll() }
+    }
+
+    /// Whether ``finish()`` or ``abort()`` was called, after which enqueued packets are dropped.
+    var isFinished: Bool { self.state.withLock { $0.isFinished } }
 
     /// The number of packets waiting for the writer.
     var depth: Int { self.state.withLock { $0.items.count } }

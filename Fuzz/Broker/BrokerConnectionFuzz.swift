@@ -29,7 +29,9 @@
 // - a handled PUBLISH reaches each session with a matching subscription once, at min(published,
 //   highest granted) QoS, with RETAIN=0 and the same topic and payload [MQTT-3.3.5-1], and no other
 //   session; a QoS 2 id not yet released is not delivered again [MQTT-4.3.3-2]; an online
-//   subscriber's outbox gets exactly that packet (or counts it dropped);
+//   subscriber's outbox gets exactly that packet (or counts it dropped); a handled SUBSCRIBE gives its
+//   session one QoS 1/2 copy, RETAIN=1, of each retained message each granted filter matches
+//   [MQTT-3.3.1-6];
 // - limits hold after every step: in-flight ids unique, non-zero and within the window; the session
 //   queue within its message and byte bounds (one oversized message alone allowed) with its byte count
 //   exact; no message waits while an online session's window has room; subscriptions per session; the
@@ -389,17 +391,17 @@ private final class Harness {
         var sessionPresent = false
         var refusal: MQTTConnectReturnCode?
         var subscriptions: [[UInt8]: QualityOfService]?
-        var overflow = false
         var wasConnected = false
         /// For a PUBLISH: the QoS each session should get it at, and the counts before.
         var deliveries: [SessionID: QualityOfService] = [:]
         var countsBefore: [SessionID: DeliveryCount] = [:]
         var outboxesBefore: [ConnectionID: Int] = [:]
+        /// For a SUBSCRIBE: the retained QoS 1/2 copies the session should get.
+        var retainedCopies = 0
     }
 
     func prepare(_ packet: MQTTPacket, client: Client) -> Prediction {
         var prediction = Prediction()
-        prediction.overflow = client.outbox.depth >= client.outbox.hardLimit
         prediction.wasConnected = client.state.session != nil
         let sessions = self.broker.core.withLock { $0.sessions }
         switch packet {
@@ -463,11 +465,23 @@ private final class Harness {
                     {
                         reference.subscriptions[bytes] = subscription.qos.qualityOfService
                         codes.append(.granted(subscription.qos))
+                        // Each granted filter gets the retained messages it matches [MQTT-3.3.1-6].
+                        if let filter = try? TopicFilter(subscription.filter) {
+                            for topic in self.topicsSeen where filter.matches(bytes: topic) {
+                                guard let message = sessions.retained.message(topic: topic) else { continue }
+                                if min(message.qos, subscription.qos.qualityOfService) != .atMostOnce {
+                                    prediction.retainedCopies += 1
+                                }
+                            }
+                        }
                     } else {
                         codes.append(.failure)
                     }
                 }
                 prediction.subscriptions = reference.subscriptions
+                if let actual = sessions.sessions[reference.clientID] {
+                    prediction.countsBefore[session] = DeliveryCount(actual)
+                }
             }
             prediction.replies = [.packet(.suback(MQTTSubAckPacket(packetID: subscribe.packetID, returnCodes: codes)))]
         case .unsubscribe(let unsubscribe):
@@ -595,20 +609,36 @@ private final class Harness {
             return
         }
         let handled = result == nil
+        // A reply that does not fit in the outbox closes the connection after the state changed (the
+        // packet's own delivery to this client may have taken the last place).
+        var applied = handled
+        if case .protocolViolation(let reason) = result, reason.hasPrefix("slow consumer") { applied = true }
         switch packet {
         case .publish(let publish):
             if handled { self.checkDeliveries(publish, prediction, publisher: client) }
             if let session = client.state.session, publish.qos == .exactlyOnce, self.reference[session] != nil,
-                handled || prediction.overflow
+                applied
             {
                 self.reference[session]!.inboundQoS2.insert(publish.packetID ?? 0)
             }
         case .pubrel(let packetID):
-            if let session = client.state.session, self.reference[session] != nil, handled || prediction.overflow {
+            if let session = client.state.session, self.reference[session] != nil, applied {
                 self.reference[session]!.inboundQoS2.remove(packetID)
             }
         case .subscribe, .unsubscribe:
-            if handled || prediction.overflow, let session = client.state.session,
+            if handled, let session = client.state.session, let before = prediction.countsBefore[session],
+                let key = self.reference[session]?.clientID
+            {
+                let actual = self.broker.core.withLock { $0.sessions.sessions[key].map(DeliveryCount.init) }
+                check(
+                    actual?.total == before.total + prediction.retainedCopies,
+                    "SUBSCRIBE: \(String(describing: actual)) retained copies after \(before), expected \(prediction.retainedCopies) more"
+                )
+                if prediction.retainedCopies > 0 {
+                    check(actual?.newest?.retain == true, "retained copy without RETAIN")
+                }
+            }
+            if applied, let session = client.state.session,
                 let subscriptions = prediction.subscriptions, self.reference[session] != nil
             {
                 var valid = true

@@ -66,4 +66,33 @@ struct AgentCommandTests {
             _ = try await CallCommand.run(options, transport: InProcessTransport(bus: InProcessBus())) { _ in }
         }
     }
+
+    @Test func routerAssociatesTheAgentsIOPointsAndEndsTheAssociationsWhenItLeaves() async throws {
+        let source = IOSource(name: "Thermometer", valueType: "com.example.Temperature", updateRate: 250)
+        let actor = IOActor(name: "Display", valueType: "com.example.Temperature")
+        try await withOnlineManagers(
+            count: 1,
+            configure: { _, configuration in
+                configuration.ioNodes = [IONode(name: "Kitchen", ioSources: [source], ioActors: [actor])]
+            }
+        ) { managers, bus in
+            let associations = try await managers[0].observeAssociate(ioContextName: "Kitchen")
+            let lines = LineSink()
+            var options = RouterOptions()
+            options.context = "Kitchen"
+            options.count = 1
+            try await RouterCommand.run(options, transport: InProcessTransport(bus: bus)) { lines.append($0) }
+            #expect(
+                lines.lines == [
+                    "routing IO context 'Kitchen' in namespace '-'",
+                    "associate    Thermometer (\(source.objectID.rawValue.prefix(8))…) → Display "
+                        + "(\(actor.objectID.rawValue.prefix(8))…)  on coaty/3/-/IOV/\(source.objectID)  every 250 ms",
+                ]
+            )
+            // The router left: the agent hears the association end.
+            var iterator = associations.makeAsyncIterator()
+            #expect(await iterator.next()?.associatingRoute != nil)
+            #expect(await iterator.next()?.associatingRoute == nil)
+        }
+    }
 }

@@ -69,6 +69,14 @@ struct CommandParsingTests {
         )
     }
 
+    @Test func routerTakesAContextAndACount() throws {
+        var expected = RouterOptions()
+        expected.context = "Kitchen"
+        expected.count = 2
+        expected.connection.namespace = "golden"
+        #expect(try Command(parsing: ["router", "Kitchen", "-c", "2", "-n", "golden"]) == .router(expected))
+    }
+
     @Test func discoverTimeout() throws {
         var expected = DiscoverOptions()
         expected.timeoutSeconds = 5
@@ -102,6 +110,13 @@ struct CommandParsingTests {
             ["discover", "--timeout", "-1"], "'--timeout' must be a number of seconds from 0 to 3600, not '-1'",
             "discover"
         ),
+        (["router"], "missing IO context name", "router"),
+        (
+            ["router", "a+b"], "an IO context name must be non-empty and must not contain '/', '+', '#' or NUL",
+            "router"
+        ),
+        (["router", "Kitchen", "--count", "x"], "'--count' must be a positive number, not 'x'", "router"),
+        (["router", "Kitchen", "--timeout", "1"], "unknown option '--timeout'", "router"),
     ])
     func usageErrors(arguments: [String], message: String, subcommand: String?) {
         #expect(throws: UsageError(message, subcommand: subcommand)) { try Command(parsing: arguments) }

@@ -13,7 +13,10 @@ struct InterruptTests {
     /// The `coaty` executable, built next to the test bundle.
     static var executable: String? { ChildProcess.builtExecutable(named: "coaty") }
 
-    @Test(arguments: [(["discover"], SIGINT), (["discover"], SIGTERM), (["call", "com.example.nobody"], SIGINT)])
+    @Test(arguments: [
+        (["discover", "--timeout", "60"], SIGINT), (["discover", "--timeout", "60"], SIGTERM),
+        (["call", "com.example.nobody", "--timeout", "60"], SIGINT), (["router", "Kitchen"], SIGINT),
+    ])
     func anInterruptedClientExitsWithZero(subcommand: [String], signal: Int32) async throws {
         let executable = try #require(Self.executable, "coaty is not built")
         try await MQTTBroker.withRunning { broker in
@@ -30,10 +33,10 @@ struct InterruptTests {
 
                 let child = try ChildProcess.spawn(
                     executable,
-                    subcommand + ["--broker", url, "--timeout", "60"],
+                    subcommand + ["--broker", url],
                     captureOutput: true
                 )
-                // Interrupt it once it has joined, well before its timeout.
+                // Interrupt it once it has joined (for discover and call, well before their timeout).
                 _ = await joins.first { $0.object.name.hasPrefix("coaty ") }
                 child.kill(signal)
                 let status = await child.waitForExit()

@@ -22,6 +22,11 @@ enum CommandRunner {
                 let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
                 if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
             }
+        case .router(let options):
+            let transport = try TransportFactory.make(options.connection)
+            try await Signals.runUntilInterrupted {
+                try await RouterCommand.run(options, transport: transport) { Console.line($0) }
+            }
         }
     }
 }

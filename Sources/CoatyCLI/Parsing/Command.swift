@@ -8,13 +8,15 @@ enum Command: Equatable {
     case discover(DiscoverOptions)
     /// `coaty call`: call a remote operation and print the returns.
     case call(CallOptions)
+    /// `coaty router`: route the IO values of an IO context.
+    case router(RouterOptions)
     /// `--help`, `help [subcommand]`, or `<subcommand> --help`.
     case help(subcommand: String?)
     /// `--version`.
     case version
 
     /// The subcommands, in the order the help lists them.
-    static let subcommands = ["broker", "monitor", "discover", "call"]
+    static let subcommands = ["broker", "monitor", "discover", "call", "router"]
 
     /// Parses the arguments after the program name.
     ///
@@ -39,7 +41,7 @@ enum Command: Equatable {
                 throw UsageError("unknown help topic '\(rest.joined(separator: " "))'")
             }
             self = .help(subcommand: topic)
-        case "broker", "monitor", "discover", "call":
+        case "broker", "monitor", "discover", "call", "router":
             // `-h` or `--help` shows the subcommand's help wherever it stands, except as an option's
             // value (`--password -h`): a command line that parses took every `-h` as a value, since
             // no subcommand has an option of that name, and one that fails shows the help if it asks.
@@ -48,6 +50,7 @@ enum Command: Equatable {
                 case "broker": self = .broker(try BrokerOptions(parsing: rest))
                 case "monitor": self = .monitor(try MonitorOptions(parsing: rest))
                 case "discover": self = .discover(try DiscoverOptions(parsing: rest))
+                case "router": self = .router(try RouterOptions(parsing: rest))
                 default: self = .call(try CallOptions(parsing: rest))
                 }
             } catch {

@@ -8,6 +8,7 @@ enum Help {
         case "monitor": monitor
         case "discover": discover
         case "call": call
+        case "router": router
         default: overview
         }
     }
@@ -22,6 +23,7 @@ enum Help {
           monitor     Print every Coaty event in a namespace, one line each.
           discover    List the agents present (Discover of their identities).
           call        Call a remote operation and print its returns.
+          router      Route the IO values of an IO context (an IO router agent).
 
         OPTIONS:
           --version   Show the version.
@@ -87,6 +89,21 @@ enum Help {
           --params <json>         Parameters: a JSON object (by name) or array (by position).
         \(connectionOptions)
           -t, --timeout <seconds> How long to collect returns. (default: 2)
+          -h, --help              Show help.
+        """
+
+    static let router = """
+        OVERVIEW: Run an IO router agent until interrupted (Ctrl-C): it associates every compatible IO source
+        and IO actor of the agents' IO nodes named like the context, and prints each Associate it sees.
+
+        USAGE: coaty router <context> [--count <n>] [--broker <url>] [--namespace <ns>]
+
+        ARGUMENTS:
+          <context>               The IO context name, e.g. Kitchen.
+
+        OPTIONS:
+        \(connectionOptions)
+          -c, --count <n>         Exit after n Associate events.
           -h, --help              Show help.
         """
 }

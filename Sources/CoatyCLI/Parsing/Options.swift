@@ -215,6 +215,48 @@ struct CallOptions: Equatable {
     }
 }
 
+/// Options of `coaty router`.
+struct RouterOptions: Equatable {
+    var connection = ConnectionOptions()
+    /// The IO context whose nodes are routed.
+    var context = ""
+    /// Exit after this many Associate events.
+    var count: Int?
+
+    init() {}
+
+    init(parsing arguments: some Collection<String>) throws(UsageError) {
+        var scanner = ArgumentScanner(arguments, subcommand: "router")
+        var context: String?
+        while let token = scanner.next() {
+            switch token {
+            case .option(let name, let inline):
+                if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
+                guard name == "count" || name == "c" else {
+                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "router")
+                }
+                let text = try scanner.value(for: "count", inline: inline)
+                guard let count = Int(text), count > 0 else {
+                    throw UsageError("'--count' must be a positive number, not '\(text)'", subcommand: "router")
+                }
+                self.count = count
+            case .positional(let value):
+                guard context == nil else { throw UsageError("unexpected argument '\(value)'", subcommand: "router") }
+                context = value
+            }
+        }
+        try self.connection.validate(subcommand: "router")
+        guard let context else { throw UsageError("missing IO context name", subcommand: "router") }
+        guard CoatyTopic.isValidEventFilter(context) else {
+            throw UsageError(
+                "an IO context name must be non-empty and must not contain '/', '+', '#' or NUL",
+                subcommand: "router"
+            )
+        }
+        self.context = context
+    }
+}
+
 func parsePort(_ text: String, subcommand: String) throws(UsageError) -> Int {
     guard let port = Int(text), (0...65_535).contains(port) else {
         throw UsageError("'--port' must be a number from 0 to 65535, not '\(text)'", subcommand: subcommand)

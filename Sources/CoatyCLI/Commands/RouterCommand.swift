@@ -1,0 +1,77 @@
+import CoatyCommunication
+import CoatyModel
+
+/// `coaty router`: an IO router agent (an `IORouter` with its default rule) for one IO context.
+enum RouterCommand {
+    /// Joins through `transport` as an agent running an `IORouter` for the context, and writes one line
+    /// to `output` for each Associate of the context (its own and any other router's) until `count`
+    /// were shown or the task is cancelled; then leaves, which ends the router's associations.
+    ///
+    /// The agent reconnects when the broker goes away, as every agent does, so a router keeps routing
+    /// across broker restarts.
+    ///
+    /// - Throws: ``CLIError`` if the broker cannot be reached within 5 s.
+    /// - Parameter ready: Called once the router is online.
+    static func run(
+        _ options: RouterOptions,
+        transport: any Transport,
+        ready: @escaping @Sendable () -> Void = {},
+        output: @escaping @Sendable (String) -> Void
+    ) async throws {
+        let router = IORouter(context: IOContext(name: options.context))
+        let container = Container(
+            configuration: .init(
+                transport: transport,
+                communication: .init(identity: Identity(name: "coaty router"), namespace: options.connection.namespace)
+            ),
+            controllers: [router]
+        )
+        let states = container.communication.observeCommunicationState()
+        let associations = try await container.communication.observeAssociate(ioContextName: options.context)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await container.run() }
+            guard try await AgentSession.first(states, within: 5, where: { $0 == .online }) else {
+                container.shutdown()
+                group.cancelAll()
+                throw CLIError("cannot reach the broker at \(options.connection.broker)")
+            }
+            output("routing IO context '\(options.context)' in namespace '\(options.connection.namespace)'")
+            ready()
+            var names = PointNames()
+            var shown = 0
+            for await associate in associations {
+                names.learn(router.managedNodes)
+                output(names.describe(associate))
+                shown += 1
+                if let count = options.count, shown >= count { break }
+            }
+            container.shutdown()
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The names of the IO points seen in managed nodes, kept after their nodes go, for readable lines.
+struct PointNames {
+    private var names: [ObjectID: String] = [:]
+
+    mutating func learn(_ nodes: [IONode]) {
+        for node in nodes {
+            for source in node.ioSources ?? [] { self.names[source.objectID] = source.name }
+            for actor in node.ioActors ?? [] { self.names[actor.objectID] = actor.name }
+        }
+    }
+
+    /// `associate    Thermometer (6666…) → Display (7777…)  on <route>  every 250 ms`, or
+    /// `disassociate …` without route.
+    func describe(_ associate: AssociateEvent) -> String {
+        let pair = "\(self.name(associate.ioSourceID)) → \(self.name(associate.ioActorID))"
+        guard let route = associate.associatingRoute else { return "disassociate \(pair)" }
+        return "associate    \(pair)  on \(route)" + (associate.updateRate.map { "  every \($0) ms" } ?? "")
+    }
+
+    private func name(_ id: ObjectID) -> String {
+        let short = "\(id.rawValue.prefix(8))…"
+        return self.names[id].map { "\($0) (\(short))" } ?? short
+    }
+}

@@ -12,9 +12,10 @@
 # for coverage), then compiles the harness together with the last module's sources into one module, so
 # the harness sees that module's internal and package declarations. A libFuzzer dictionary beside the
 # harness (same name, extension .dict) is passed with -dict; seed inputs in Fuzz/<folder>/Seeds/<harness>/
-# are read with the corpus; the Swift files in Fuzz/<folder>/Support/ are compiled into every harness of
-# that folder. The binary, the corpus and crash files go to .build/fuzz/<harness>/; nothing
-# else under .build is touched, so `swift build` and `swift test` are unaffected. Default run time:
+# are read with the corpus; the Swift files in Fuzz/Support/ are compiled into every harness, and those
+# in Fuzz/<folder>/Support/ into every harness of that folder. The binary, the corpus and crash files go
+# to .build/fuzz/<harness>/; nothing else under .build is touched, so `swift build` and `swift test` are
+# unaffected. Default run time:
 # 300 s. Extra arguments go to libFuzzer. To replay a crash file, run the built binary on it:
 # .build/fuzz/<harness>/<harness> <file>. See Docs/Fuzzing.md.
 set -euo pipefail
@@ -75,8 +76,10 @@ for ((i = 0; i < last; i++)); do
     objects+=("$out/modules/$module.o")
 done
 home=${modules[$last]}
-# Code shared by the harnesses of one folder lives in its Support/ and goes into every one of them.
+# Code shared by every harness lives in Fuzz/Support/, code shared by the harnesses of one folder in
+# that folder's Support/; both go into every harness they serve.
 support=()
+while IFS= read -r file; do support+=("$file"); done < <(find Fuzz/Support -name '*.swift' | sort)
 if [ -d "$(dirname "$harness")/Support" ]; then
     while IFS= read -r file; do support+=("$file"); done < <(find "$(dirname "$harness")/Support" -name '*.swift' | sort)
 fi

@@ -56,31 +56,6 @@ private func trace(_ message: @autoclosure () -> String) {
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
-private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
-/// Reads the input byte by byte, 0 after its end.
-private struct Program {
-    var bytes: [UInt8]
-    var index = 0
-
-    var isAtEnd: Bool { self.index >= self.bytes.count }
-
-    mutating func next() -> UInt8 {
-        defer { self.index += 1 }
-        return self.index < self.bytes.count ? self.bytes[self.index] : 0
-    }
-
-    mutating func take(_ count: Int) -> [UInt8] {
-        let end = min(self.bytes.count, self.index + count)
-        defer { self.index = max(self.index, end) }
-        return self.index < end ? Array(self.bytes[self.index..<end]) : []
-    }
-
-    mutating func pick<T>(_ values: [T]) -> T { values[Int(self.next()) % values.count] }
-}
-
 private let clientIDs = ["a", "b", "c", "", "coaty-broker-1"]
 private let topics = ["t", "t/x", "u", "$s", "t/x/y", "", "t/+", "caf\u{E9}", "cafe\u{301}", "/"]
 private let filters = ["t", "t/#", "+", "#", "+/x", "$s", "u", "t/x", "$s/#", "a#", "", "t/+/y", "caf\u{E9}"]
@@ -751,12 +726,12 @@ private final class Harness {
 
 // MARK: - Packets
 
-private func packetID(_ program: inout Program) -> UInt16 {
+private func packetID(_ program: inout FuzzInput) -> UInt16 {
     let byte = program.next()
     return byte == 0xFF ? 0 : UInt16(byte % 8) + 1
 }
 
-private func makePacket(_ kind: UInt8, program: inout Program, client: Client?) -> MQTTPacket {
+private func makePacket(_ kind: UInt8, program: inout FuzzInput, client: Client?) -> MQTTPacket {
     switch kind {
     case 0:
         let flags = program.next()
@@ -828,7 +803,7 @@ private func encoded(_ packet: MQTTPacket) -> [UInt8] {
 
 // MARK: - Entry point
 
-private func makeConfiguration(_ program: inout Program) -> MQTTBroker.Configuration {
+private func makeConfiguration(_ program: inout FuzzInput) -> MQTTBroker.Configuration {
     let a = program.next()
     let b = program.next()
     return MQTTBroker.Configuration(
@@ -846,7 +821,7 @@ private func makeConfiguration(_ program: inout Program) -> MQTTBroker.Configura
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBrokerConnection(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
-    var program = Program(bytes: Array(UnsafeRawBufferPointer(start: data, count: count)))
+    var program = FuzzInput(data, count: count)
     let configuration = makeConfiguration(&program)
     guard let broker = try? MQTTBroker.bind(host: "127.0.0.1", port: 0, configuration: configuration) else {
         fatalError("cannot bind a broker")

@@ -15,20 +15,9 @@ import CoatyCore
 
 private let tokens: [[UInt8]] = ["a", "b", "", "+", "#", "$a", "$", "ab", "\u{E9}", "e\u{301}"].map { Array($0.utf8) }
 
-/// Reads the input byte by byte, 0 after its end.
-private struct Program {
-    var bytes: [UInt8]
-    var index = 0
-
-    var isAtEnd: Bool { self.index >= self.bytes.count }
-
-    mutating func next() -> UInt8 {
-        defer { self.index += 1 }
-        return self.index < self.bytes.count ? self.bytes[self.index] : 0
-    }
-
+extension FuzzInput {
     /// One to five levels from the token list; wildcards become "c" in topic names.
-    mutating func string(isTopic: Bool) -> [UInt8] {
+    fileprivate mutating func string(isTopic: Bool) -> [UInt8] {
         let count = Int(self.next() % 5) + 1
         var levels: [[UInt8]] = []
         for _ in 0..<count {
@@ -43,7 +32,7 @@ private struct Program {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSubscriptionTrie(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
-    var program = Program(bytes: Array(UnsafeRawBufferPointer(start: data, count: count)))
+    var program = FuzzInput(data, count: count)
     var trie = SubscriptionTrie()
     var reference: [SessionID: [[UInt8]: QualityOfService]] = [:]
     while !program.isAtEnd {

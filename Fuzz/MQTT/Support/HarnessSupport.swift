@@ -1,11 +1,6 @@
 // Shared by the harnesses in this folder: Scripts/fuzz.sh compiles Fuzz/<area>/Support/*.swift with
 // every harness of the area.
 
-/// Traps with `message` unless `condition` holds: how a harness reports a failed check to libFuzzer.
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
-}
-
 /// A reference of MQTT 3.1.1 §4.7, written for clarity, not speed: the levels of a topic name or
 /// filter, split on every '/'.
 func referenceLevels(_ bytes: [UInt8]) -> [[UInt8]] {

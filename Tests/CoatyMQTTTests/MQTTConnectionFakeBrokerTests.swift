@@ -220,6 +220,27 @@ struct MQTTConnectionFakeBrokerTests {
         )
     }
 
+    /// A client that leaves right after a message arrives may not have acknowledged it yet; it must then
+    /// not acknowledge it after its DISCONNECT, which is its last packet [MQTT-3.14.4-1].
+    @Test(arguments: 0..<10)
+    func nothingFollowsDisconnect(round: Int) async throws {
+        try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                try await session.send(.publish(.init(topic: "t", payload: [1], qos: .atLeastOnce, packetID: 1)))
+                var packets: [MQTTPacket] = []
+                while let packet = try await session.read() { packets.append(packet) }
+                #expect(packets == [.puback(1), .disconnect] || packets == [.disconnect], "round \(round)")
+            },
+            client: { transport in
+                let inbox = Inbox()
+                try await transport.withConnection(.init(clientID: "leaving"), onMessage: inbox.onMessage) { _ in
+                    _ = await inbox.next(1)
+                }
+            }
+        )
+    }
+
     @Test func missingPingRespIsNoticedWithinOneAndAHalfKeepAlives() async throws {
         let clock = ContinuousClock()
         let (events, event) = AsyncStream<(String, ContinuousClock.Instant)>.makeStream()

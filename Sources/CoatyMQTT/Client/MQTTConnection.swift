@@ -171,7 +171,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
             case failed(any Error)
         }
         let outcome: Outcome = self.state.withLock { state in
-            if let failure = state.failure { return .failed(failure) }
+            if let failure = state.unusable { return .failed(failure) }
             guard state.outbound.count < Self.outboundHighWater, let (packet, id) = prepare(&state) else {
                 return .full
             }
@@ -203,7 +203,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 case failed(TransportError)
             }
             let outcome: Outcome = self.state.withLock { state in
-                if let failure = state.failure { return .failed(failure) }
+                if let failure = state.unusable { return .failed(failure) }
                 if state.outbound.count < Self.outboundHighWater { return .ready }
                 state.drainWaiters.append(continuation)
                 return .wait
@@ -226,7 +226,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     case failed(any Error)
                 }
                 let outcome: Outcome = self.state.withLock { state in
-                    if let failure = state.failure { return .failed(failure) }
+                    if let failure = state.unusable { return .failed(failure) }
                     if Task.isCancelled { return .failed(CancellationError()) }
                     do {
                         if state.windowQueue.isEmpty,
@@ -317,7 +317,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<CheckedContinuation<Void, Never>?, any Error> = self.state.withLock { state in
-                    if let failure = state.failure { return .failure(failure) }
+                    if let failure = state.unusable { return .failure(failure) }
                     if Task.isCancelled { return .failure(CancellationError()) }
                     guard let id = state.allocatePacketID() else {
                         return .failure(TransportError(.invalidArgument, "all 65,535 packet identifiers are in use"))
@@ -441,9 +441,10 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// Queues DISCONNECT, waits (bounded) until it is written, then closes.
     func disconnect() async {
         let writer: CheckedContinuation<Void, Never>?? = self.state.withLock { state in
-            guard state.failure == nil else { return nil }
-            state.isDisconnecting = true
+            guard state.failure == nil, !state.isDisconnecting else { return nil }
+            // The last packet: nothing is queued after it [MQTT-3.14.4-1].
             state.enqueueControl(.disconnect)
+            state.isDisconnecting = true
             return .some(state.takeWriterWaiter())
         }
         guard let writer else { return }

@@ -73,7 +73,9 @@ struct MQTTConnectionState {
 
     /// Set once the connection has failed or closed; every later operation throws it.
     var failure: TransportError?
-    /// Whether a graceful DISCONNECT has been queued.
+    /// Whether a graceful DISCONNECT has been queued. Nothing is queued after it: a client sends no
+    /// packet after DISCONNECT [MQTT-3.14.4-1], so acknowledgements and PINGREQs are dropped, and new
+    /// publications and requests fail (``unusable``).
     var isDisconnecting = false
     /// Encoded packets not yet taken by the writer.
     var outbound: [UInt8] = []
@@ -111,6 +113,12 @@ struct MQTTConnectionState {
         self.keepsSession = keepsSession
     }
 
+    /// Why the connection takes no new publication or request: its failure, or a DISCONNECT queued.
+    var unusable: TransportError? {
+        if let failure = self.failure { return failure }
+        return self.isDisconnecting ? TransportError(.connectionClosed, "the connection is closing") : nil
+    }
+
     mutating func makeToken() -> UInt64 {
         self.nextToken &+= 1
         return self.nextToken
@@ -129,8 +137,10 @@ struct MQTTConnectionState {
         }
     }
 
-    /// Appends an encoded packet to the outbound buffer, leaving it unchanged if encoding fails.
+    /// Appends an encoded packet to the outbound buffer, leaving it unchanged if encoding fails; after
+    /// DISCONNECT, appends nothing.
     mutating func enqueue(_ packet: MQTTPacket) throws(MQTTEncodingError) {
+        guard !self.isDisconnecting else { return }
         let mark = self.outbound.count
         do {
             try packet.encode(into: &self.outbound)
@@ -158,7 +168,8 @@ struct MQTTConnectionState {
         continuation: CheckedContinuation<Void, any Error>,
         maximumInFlight: Int
     ) throws(MQTTEncodingError) -> Bool {
-        guard self.publishesInFlight < maximumInFlight, let id = self.allocatePacketID() else { return false }
+        guard !self.isDisconnecting, self.publishesInFlight < maximumInFlight, let id = self.allocatePacketID()
+        else { return false }
         var packet = packet
         packet.packetID = id
         try self.enqueue(.publish(packet))

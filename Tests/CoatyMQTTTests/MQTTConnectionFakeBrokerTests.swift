@@ -220,6 +220,26 @@ struct MQTTConnectionFakeBrokerTests {
         )
     }
 
+    /// A graceful close returns once DISCONNECT is written, also when the broker keeps the socket open
+    /// (it only SHOULD close it): the writer could write it before the closing task waited for that,
+    /// and then the close took the whole flush timeout of 5 s.
+    @Test func aGracefulCloseDoesNotWaitForTheBrokerToClose() async throws {
+        let clock = ContinuousClock()
+        let elapsed = try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                #expect(try await session.read() == .disconnect)
+                #expect(try await session.read() == nil)  // the client closes; the broker never does
+            },
+            client: { transport in
+                try await clock.measure {
+                    try await transport.withConnection(.init(clientID: "leaving"), onMessage: { _ in }) { _ in }
+                }
+            }
+        )
+        #expect(elapsed < .milliseconds(2500), "the close took \(elapsed)")
+    }
+
     /// A client that leaves right after a message arrives may not have acknowledged it yet; it must then
     /// not acknowledge it after its DISCONNECT, which is its last packet [MQTT-3.14.4-1].
     @Test(arguments: 0..<10)

@@ -461,7 +461,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let done = self.state.withLock { state in
-                    if state.failure != nil || Task.isCancelled { return true }
+                    // The writer may have written the DISCONNECT before this task got here.
+                    if state.failure != nil || state.isDisconnectWritten || Task.isCancelled { return true }
                     state.flushWaiters.append(continuation)
                     return false
                 }
@@ -511,6 +512,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 let flushes: [CheckedContinuation<Void, Never>] = self.state.withLock { state in
                     state.lastSent = .now
                     guard state.isDisconnecting, state.outbound.isEmpty else { return [] }
+                    state.isDisconnectWritten = true
                     defer { state.flushWaiters = [] }
                     return state.flushWaiters
                 }

@@ -77,6 +77,8 @@ struct MQTTConnectionState {
     /// packet after DISCONNECT [MQTT-3.14.4-1], so acknowledgements and PINGREQs are dropped, and new
     /// publications and requests fail (``unusable``).
     var isDisconnecting = false
+    /// Whether the writer has written everything up to and including the DISCONNECT.
+    var isDisconnectWritten = false
     /// Encoded packets not yet taken by the writer.
     var outbound: [UInt8] = []
     var writerWaiter: CheckedContinuation<Void, Never>?

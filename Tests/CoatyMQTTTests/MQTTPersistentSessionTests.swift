@@ -124,6 +124,9 @@ struct MQTTPersistentSessionTests {
         // Each caller hears that its publication was not lost.
         #expect(errors.count == 3)
         #expect(errors.allSatisfy { $0.code == .connectionLost && $0.message.contains("sent again") })
+        #expect(
+            errors.allSatisfy { ($0.underlying as? MQTTPublicationKept)?.connectionFailure.code == .connectionLost }
+        )
         let ids = published.map { $0.packetID ?? 0 }
 
         // Second connection, the broker kept the session: PUBLISH a and b again with DUP and their
@@ -266,7 +269,7 @@ struct MQTTPersistentSessionTests {
             cleanSession: true
         )
         #expect(errors.count == 1)
-        #expect(errors.allSatisfy { $0.code == .connectionLost && !$0.message.contains("sent again") })
+        #expect(errors.allSatisfy { $0.code == .connectionLost && !($0.underlying is MQTTPublicationKept) })
         try await self.connection(
             fake,
             broker: { session in

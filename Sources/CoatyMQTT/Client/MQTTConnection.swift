@@ -379,7 +379,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// Records the first failure: closes the socket and fails everything pending.
     ///
     /// With a persistent session, what is left of it is kept in ``sessionLeft``, and a publication that
-    /// stays in it fails with an error that says it will be sent again.
+    /// stays in it fails with an error whose cause is ``MQTTPublicationKept``.
     func fail(_ error: TransportError) {
         let (waiters, kept, writer, drains, flushes, closed):
             (
@@ -428,7 +428,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 error.code,
                 "\(error.message); the publication stays in the client's persistent session and is sent again "
                     + "on its next connection",
-                underlying: error.underlying
+                underlying: MQTTPublicationKept(connectionFailure: error)
             )
             for waiter in kept { waiter.resume(throwing: keptError) }
         }

@@ -15,8 +15,9 @@ extension MQTTTransport {
         /// is offline, and the transport keeps the client's half of the session in memory from one
         /// connection to the next: QoS 1/2 publications not yet acknowledged when a connection fails
         /// are sent again on the next connection with the same client identifier, if the broker kept
-        /// the session [MQTT-4.4.0-1] (their callers get `.connectionLost` saying so, and must not
-        /// publish them again), and a QoS 2 message the broker sends again is not delivered twice.
+        /// the session [MQTT-4.4.0-1] (their callers get `.connectionLost` caused by
+        /// ``MQTTPublicationKept``, and must not publish them again), and a QoS 2 message the broker
+        /// sends again is not delivered twice.
         public var cleanSession: Bool
         /// The user name sent in CONNECT, if any.
         public var username: String?

@@ -2,12 +2,14 @@ import CoatyCommunication
 import CoatyCore
 import CoatyModel
 
-/// Runs a short-lived CLI agent: joins, runs `body` while online, then leaves gracefully.
+/// Runs a CLI agent: joins (within 5 s, or fails saying why the broker could not be reached), runs
+/// `body` while online, then leaves gracefully. `controllers` run in the agent's container.
 enum AgentSession {
     static func with<Result: Sendable>(
         name: String,
         connection: ConnectionOptions,
         transport: any Transport,
+        controllers: [any Controller] = [],
         _ body: @escaping @Sendable (CommunicationManager) async throws -> Result
     ) async throws -> Result {
         // Keeps the manager's last connection failures, to say why the broker could not be reached.
@@ -17,21 +19,26 @@ enum AgentSession {
             namespace: connection.namespace,
             logger: Logger(label: "coaty", level: .warning, handler: failures)
         )
-        let manager = CommunicationManager(transport: transport, configuration: configuration)
+        let container = Container(
+            configuration: .init(transport: transport, communication: configuration),
+            controllers: controllers
+        )
+        let manager = container.communication
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             let states = manager.observeCommunicationState()
             group.addTask {
-                try await manager.run()
+                try await container.run()
                 return nil
             }
             let online = try await Self.first(states, within: 5) { $0 == .online }
             guard online else {
+                container.shutdown()
                 group.cancelAll()
                 let reason = failures.entries.last { $0.metadata["error"] != nil }?.metadata["error"]
                 throw CLIError("cannot reach the broker at \(connection.broker)" + (reason.map { ": \($0)" } ?? ""))
             }
             let result = try await body(manager)
-            manager.finish()
+            container.shutdown()
             while let _ = try await group.next() {}
             return result
         }

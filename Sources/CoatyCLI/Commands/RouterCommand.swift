@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyModel
+import Synchronization
 
 /// `coaty router`: an IO router agent (an `IORouter` with its default rule) for one IO context.
 enum RouterCommand {
@@ -10,33 +11,22 @@ enum RouterCommand {
     /// The agent reconnects when the broker goes away, as every agent does, so a router keeps routing
     /// across broker restarts.
     ///
-    /// - Throws: ``CLIError`` if the broker cannot be reached within 5 s.
-    /// - Parameter ready: Called once the router is online.
+    /// - Throws: ``CLIError`` if the broker cannot be reached within 5 s, with the reason.
     static func run(
         _ options: RouterOptions,
         transport: any Transport,
-        ready: @escaping @Sendable () -> Void = {},
         output: @escaping @Sendable (String) -> Void
     ) async throws {
         let router = IORouter(context: IOContext(name: options.context))
-        let container = Container(
-            configuration: .init(
-                transport: transport,
-                communication: .init(identity: Identity(name: "coaty router"), namespace: options.connection.namespace)
-            ),
-            controllers: [router]
-        )
-        let states = container.communication.observeCommunicationState()
-        let associations = try await container.communication.observeAssociate(ioContextName: options.context)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await container.run() }
-            guard try await AgentSession.first(states, within: 5, where: { $0 == .online }) else {
-                container.shutdown()
-                group.cancelAll()
-                throw CLIError("cannot reach the broker at \(options.connection.broker)")
-            }
+        let log = AssociateObserver(contextName: options.context)
+        try await AgentSession.with(
+            name: "coaty router",
+            connection: options.connection,
+            transport: transport,
+            controllers: [log, router]
+        ) { _ in
+            guard let associations = log.associations else { return }
             output("routing IO context '\(options.context)' in namespace '\(options.connection.namespace)'")
-            ready()
             var names = PointNames()
             var shown = 0
             for await associate in associations {
@@ -45,9 +35,23 @@ enum RouterCommand {
                 shown += 1
                 if let count = options.count, shown >= count { break }
             }
-            container.shutdown()
-            try await group.waitForAll()
         }
+    }
+}
+
+/// Observes the Associate events of a context from `onInit`, so that the subscription is in place when
+/// the agent joins, before the router can associate anything.
+private final class AssociateObserver: Controller {
+    let contextName: String
+    private let stream = Mutex<EventStream<AssociateEvent>?>(nil)
+
+    init(contextName: String) { self.contextName = contextName }
+
+    var associations: EventStream<AssociateEvent>? { self.stream.withLock { $0 } }
+
+    func onInit(context: ControllerContext) async throws {
+        let associations = try await context.communication.observeAssociate(ioContextName: self.contextName)
+        self.stream.withLock { $0 = associations }
     }
 }
 

@@ -74,14 +74,11 @@ struct ConnectionOptions: Equatable {
             }
             self.broker = url
         case "namespace", "n":
-            let namespace = try scanner.value(for: "namespace", inline: inline)
-            guard CoatyTopic.isValidEventFilter(namespace) else {
-                throw UsageError(
-                    "a namespace must be non-empty and must not contain '/', '+', '#' or NUL",
-                    subcommand: scanner.subcommand
-                )
-            }
-            self.namespace = namespace
+            self.namespace = try parseEventFilterName(
+                try scanner.value(for: "namespace", inline: inline),
+                "a namespace",
+                subcommand: scanner.subcommand
+            )
         case "username", "u": self.username = try scanner.value(for: "username", inline: inline)
         case "password", "P": self.password = try scanner.value(for: "password", inline: inline)
         default: return false
@@ -119,11 +116,7 @@ struct MonitorOptions: Equatable {
                 case "all-namespaces", "a": self.allNamespaces = try scanner.flag(name, inline: inline)
                 case "payload": self.showPayload = try scanner.flag(name, inline: inline)
                 case "count", "c":
-                    let text = try scanner.value(for: "count", inline: inline)
-                    guard let count = Int(text), count > 0 else {
-                        throw UsageError("'--count' must be a positive number, not '\(text)'", subcommand: "monitor")
-                    }
-                    self.count = count
+                    self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "monitor")
                 default:
                     throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "monitor")
                 }
@@ -205,13 +198,7 @@ struct CallOptions: Equatable {
         }
         try self.connection.validate(subcommand: "call")
         guard let operation else { throw UsageError("missing operation name", subcommand: "call") }
-        guard CoatyTopic.isValidEventFilter(operation) else {
-            throw UsageError(
-                "an operation name must be non-empty and must not contain '/', '+', '#' or NUL",
-                subcommand: "call"
-            )
-        }
-        self.operation = operation
+        self.operation = try parseEventFilterName(operation, "an operation name", subcommand: "call")
     }
 }
 
@@ -235,11 +222,7 @@ struct RouterOptions: Equatable {
                 guard name == "count" || name == "c" else {
                     throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "router")
                 }
-                let text = try scanner.value(for: "count", inline: inline)
-                guard let count = Int(text), count > 0 else {
-                    throw UsageError("'--count' must be a positive number, not '\(text)'", subcommand: "router")
-                }
-                self.count = count
+                self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "router")
             case .positional(let value):
                 guard context == nil else { throw UsageError("unexpected argument '\(value)'", subcommand: "router") }
                 context = value
@@ -247,14 +230,24 @@ struct RouterOptions: Equatable {
         }
         try self.connection.validate(subcommand: "router")
         guard let context else { throw UsageError("missing IO context name", subcommand: "router") }
-        guard CoatyTopic.isValidEventFilter(context) else {
-            throw UsageError(
-                "an IO context name must be non-empty and must not contain '/', '+', '#' or NUL",
-                subcommand: "router"
-            )
-        }
-        self.context = context
+        self.context = try parseEventFilterName(context, "an IO context name", subcommand: "router")
     }
+}
+
+/// A name that becomes a topic level (namespace, operation, IO context), checked as Coaty checks it;
+/// `what` names it in the message ("a namespace").
+func parseEventFilterName(_ name: String, _ what: String, subcommand: String) throws(UsageError) -> String {
+    guard CoatyTopic.isValidEventFilter(name) else {
+        throw UsageError("\(what) must be non-empty and must not contain '/', '+', '#' or NUL", subcommand: subcommand)
+    }
+    return name
+}
+
+func parseCount(_ text: String, subcommand: String) throws(UsageError) -> Int {
+    guard let count = Int(text), count > 0 else {
+        throw UsageError("'--count' must be a positive number, not '\(text)'", subcommand: subcommand)
+    }
+    return count
 }
 
 func parsePort(_ text: String, subcommand: String) throws(UsageError) -> Int {

@@ -103,7 +103,12 @@ extension CommunicationManager {
     /// Observes Update requests for objects of a core type (subscribes `UPD:<CoreType>`); answer each
     /// with ``UpdateEvent/complete(_:)``. Returns once the subscription is in place.
     public func observeUpdate(coreType: CoreType) async -> EventStream<UpdateEvent> {
-        await self.observe(filter: self.filter(.update, filter: coreType.rawValue)) { delivery in
+        await self.observe(self.updateRoute(coreType: coreType))
+    }
+
+    /// Updates of a core type, as ``observeUpdate(coreType:)`` and the IO router receive them.
+    func updateRoute(coreType: CoreType) -> EventRoute<UpdateEvent> {
+        EventRoute(filter: self.filter(.update, filter: coreType.rawValue)) { delivery in
             guard case .update(let event)? = delivery.event else { return nil }
             return event
         }

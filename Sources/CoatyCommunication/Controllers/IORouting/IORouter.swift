@@ -172,9 +172,9 @@ public final class IORouter: Controller {
             }
             return nil
         }
-        let updateFilter = manager.filter(.update, filter: CoreType.ioContext.rawValue)
-        let updates: EventStream<Never> = await manager.observe(filter: updateFilter) { [weak self] delivery in
-            if case .update(let update)? = delivery.event { self?.take(update) }
+        let updateRoute = manager.updateRoute(coreType: .ioContext)
+        let updates: EventStream<Never> = await manager.observe(filter: updateRoute.filter) { [weak self] in
+            if let update = updateRoute.select($0) { self?.take(update) }
             return nil
         }
         let discovers = await manager.handleDiscover { [weak self] discover in
@@ -278,10 +278,10 @@ public final class IORouter: Controller {
         return copy
     }
 
-    /// Whether a Discover asks for the context: types-only by core type or object type, or by object id.
+    /// Whether a Discover asks for the context: as for any discoverable object (by object id, or
+    /// types-only by object type), and also types-only by core type, as coaty-js's router answers.
     static func answers(_ discover: DiscoverEvent, with ioContext: IOContext) -> Bool {
-        if discover.isDiscoveringObjectID { return discover.objectID == ioContext.objectID }
-        guard discover.isDiscoveringTypes else { return false }
-        return discover.isCoreTypeCompatible(.ioContext) || discover.isObjectTypeCompatible(ioContext.objectType)
+        ObjectLifecycleController.answers(discover, with: ioContext)
+            || (discover.isDiscoveringTypes && discover.isCoreTypeCompatible(.ioContext))
     }
 }

@@ -174,6 +174,18 @@ struct MQTTConnectionState {
         else { return false }
         var packet = packet
         packet.packetID = id
+        try self.send(packet, id: id, token: token, continuation: continuation)
+        return true
+    }
+
+    /// Queues a QoS 1/2 PUBLISH that has its identifier `id` and puts it in flight, awaiting its first
+    /// acknowledgement (and, with a persistent session, in the session).
+    private mutating func send(
+        _ packet: MQTTPublishPacket,
+        id: UInt16,
+        token: UInt64,
+        continuation: CheckedContinuation<Void, any Error>?
+    ) throws(MQTTEncodingError) {
         try self.enqueue(.publish(packet))
         self.publishesInFlight += 1
         self.pending[id] =
@@ -181,7 +193,6 @@ struct MQTTConnectionState {
             ? .publishAwaitingPubRec(token: token, continuation: continuation)
             : .publishAwaitingPubAck(token: token, continuation: continuation)
         if self.keepsSession { self.recordExchange(.publish(packet)) }
-        return true
     }
 
     // MARK: Persistent session
@@ -209,18 +220,13 @@ struct MQTTConnectionState {
             case .publish(var packet):
                 packet.dup = true
                 // It was encoded once already, so it encodes again.
-                self.enqueueControl(.publish(packet))
-                self.pending[id] =
-                    packet.qos == .exactlyOnce
-                    ? .publishAwaitingPubRec(token: self.makeToken(), continuation: nil)
-                    : .publishAwaitingPubAck(token: self.makeToken(), continuation: nil)
-                self.recordExchange(.publish(packet))
+                try? self.send(packet, id: id, token: self.makeToken(), continuation: nil)
             case .release:
                 self.enqueueControl(.pubrel(id))
+                self.publishesInFlight += 1
                 self.pending[id] = .publishAwaitingPubComp(token: self.makeToken(), continuation: nil)
                 self.recordExchange(exchange)
             }
-            self.publishesInFlight += 1
             self.lastPacketID = id
         }
         self.receivedQoS2 = session.receivedQoS2

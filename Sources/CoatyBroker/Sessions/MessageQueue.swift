@@ -38,14 +38,13 @@ struct MessageQueue: Sendable {
     mutating func append(_ message: BrokerMessage) -> Int {
         let size = message.queuedSize
         var dropped = 0
-        while self.byteCount + size > self.byteCapacity, let oldest = self.messages.popFirst() {
-            self.byteCount -= oldest.queuedSize
+        while !self.messages.isEmpty,
+            self.messages.count >= self.messages.capacity || self.byteCount + size > self.byteCapacity
+        {
+            _ = self.popFirst()
             dropped += 1
         }
-        if let oldest = self.messages.append(message) {
-            self.byteCount -= oldest.queuedSize
-            dropped += 1
-        }
+        _ = self.messages.append(message)  // there is room now: it drops nothing
         self.byteCount += size
         return dropped
     }

@@ -72,9 +72,6 @@ extension ObjectFilter {
         case (_, nil): return 1
         case (.string(let a)?, .string(let b)?): return FilterCollation.compare(a, b)
         case (.bool(let a)?, .bool(let b)?): return a == b ? 0 : (a ? 1 : -1)
-        default: break
-        }
-        switch (lhs, rhs) {
         case (.int(let x)?, .int(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
         case (.int(let x)?, .double(let y)?): return Self.compare(x, y)
         case (.double(let x)?, .int(let y)?): return -Self.compare(y, x)

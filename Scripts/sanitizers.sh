@@ -41,22 +41,22 @@ if [ "$kind" = thread ]; then
     clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
     "$clang" -shared -fPIC -O2 Scripts/Sanitizers/mutex-tsan-shim.c -o "$shim" -ldl
     echo "==> swift test (ThreadSanitizer)"
-    LD_PRELOAD="$PWD/$shim" TSAN_OPTIONS="halt_on_error=0 log_path=$PWD/$reports/report" \
-        timeout 3000 swift test --skip-build --sanitize thread --scratch-path "$scratch" --no-parallel "$@" \
-        || status=$?
+    environment=(LD_PRELOAD="$PWD/$shim" TSAN_OPTIONS="halt_on_error=0 log_path=$PWD/$reports/report")
 else
     echo "==> swift test (AddressSanitizer, LeakSanitizer)"
-    ASAN_OPTIONS="detect_leaks=1 log_path=$PWD/$reports/report" \
-        LSAN_OPTIONS="suppressions=$PWD/Scripts/Sanitizers/leak-suppressions.txt print_suppressions=0" \
-        timeout 3000 swift test --skip-build --sanitize address --scratch-path "$scratch" --no-parallel "$@" \
-        || status=$?
+    environment=(
+        ASAN_OPTIONS="detect_leaks=1 log_path=$PWD/$reports/report"
+        LSAN_OPTIONS="suppressions=$PWD/Scripts/Sanitizers/leak-suppressions.txt print_suppressions=0"
+    )
 fi
+env "${environment[@]}" timeout 3000 swift test --skip-build --sanitize "$kind" --scratch-path "$scratch" --no-parallel "$@" \
+    || status=$?
 
-# A report file can also hold only statistics; count the files with a finding.
-found=$(grep -l -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )" "$reports"/* 2>/dev/null | wc -l || true)
-if [ "$found" -gt 0 ]; then
-    echo "==> $found process(es) reported problems:"
-    grep -l -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )" "$reports"/* | while read -r report; do
+# A report file can also hold only statistics; list the files with a finding.
+mapfile -t found < <(grep -l -E "^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: )" "$reports"/* 2>/dev/null || true)
+if [ "${#found[@]}" -gt 0 ]; then
+    echo "==> ${#found[@]} process(es) reported problems:"
+    for report in "${found[@]}"; do
         echo "--- $report"
         cat "$report"
     done

@@ -38,7 +38,7 @@ enum JavaScriptSemantics {
     // MARK: Equality and containment
 
     /// The member named exactly `key`, code point for code point, as a JavaScript property is found.
-    private static func member(_ key: String, of members: [String: AnyCodable]) -> AnyCodable? {
+    static func member(_ key: String, of members: [String: AnyCodable]) -> AnyCodable? {
         members.exactIndex(forKey: key).map { members[$0].value }
     }
 

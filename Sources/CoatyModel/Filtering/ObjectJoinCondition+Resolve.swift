@@ -2,7 +2,8 @@ extension ObjectJoinCondition {
     /// Attaches the objects related to `value` under ``asProperty``, as coaty-js's in-memory database
     /// adapter resolves a join condition.
     ///
-    /// For the value of ``localProperty`` (a top-level key, not a path), or for each of its elements if
+    /// For the value of ``localProperty`` (a top-level key, not a path, found code point for code point as
+    /// every filter property is), or for each of its elements if
     /// ``isLocalPropertyArray`` is `true`, the related objects whose `relatedProperty` strictly equals it
     /// are collected in order (only the first one per local value if ``isOneToOneRelation`` is `true`).
     /// With ``isOneToOneRelation`` and without ``isLocalPropertyArray`` the first related object is
@@ -19,7 +20,7 @@ extension ObjectJoinCondition {
     public func resolve(in value: AnyCodable, related: [AnyCodable], relatedProperty: String) -> AnyCodable {
         guard case .object(var members) = value else { return value }
         let localValues: [AnyCodable]
-        switch (self.isLocalPropertyArray ?? false, members[self.localProperty]) {
+        switch (self.isLocalPropertyArray ?? false, JavaScriptSemantics.member(self.localProperty, of: members)) {
         case (_, nil): localValues = []
         case (true, .array(let elements)?): localValues = elements
         case (true, _): localValues = []
@@ -28,7 +29,8 @@ extension ObjectJoinCondition {
         let isOneToOne = self.isOneToOneRelation ?? false
         var joined: [AnyCodable] = []
         for localValue in localValues {
-            for candidate in related where JavaScriptSemantics.strictEquals(candidate[relatedProperty], localValue) {
+            for candidate in related
+            where JavaScriptSemantics.strictEquals(Self.value(of: relatedProperty, in: candidate), localValue) {
                 joined.append(candidate)
                 if isOneToOne { break }
             }
@@ -39,5 +41,11 @@ extension ObjectJoinCondition {
             members[self.asProperty] = .array(joined)
         }
         return .object(members)
+    }
+
+    /// The property named exactly `key` (code point for code point, as JavaScript finds it) of an object.
+    private static func value(of key: String, in object: AnyCodable) -> AnyCodable? {
+        guard case .object(let members) = object else { return nil }
+        return JavaScriptSemantics.member(key, of: members)
     }
 }

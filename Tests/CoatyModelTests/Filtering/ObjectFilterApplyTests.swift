@@ -137,6 +137,18 @@ struct ObjectJoinConditionTests {
         #expect(none["partId"] == "p9")
     }
 
+    /// Property names are found code point for code point, as filters find them: a name that is only
+    /// canonically equivalent (composed against decomposed é) is another property.
+    @Test func propertiesAreFoundCodePointForCodePoint() {
+        let join = ObjectJoinCondition(localProperty: "caf\u{E9}", asProperty: "parts")
+        let joined = join.resolve(in: ["cafe\u{301}": "p1"], related: Self.parts, relatedProperty: "objectId")
+        #expect(joined["parts"] == [])
+        let related: [AnyCodable] = [["ob\u{E9}": "p1"]]
+        let byRelated = ObjectJoinCondition(localProperty: "partId", asProperty: "parts")
+            .resolve(in: ["partId": "p1"], related: related, relatedProperty: "obe\u{301}")
+        #expect(byRelated["parts"] == [])
+    }
+
     @Test func oneToManyAttachesAllRelatedObjects() {
         let join = ObjectJoinCondition(localProperty: "partId", asProperty: "parts")
         let joined = join.resolve(in: ["partId": "p1"], related: Self.parts, relatedProperty: "objectId")

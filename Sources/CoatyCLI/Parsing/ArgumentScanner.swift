@@ -11,6 +11,16 @@ struct ArgumentScanner {
         self.subcommand = subcommand
     }
 
+    /// The error for an option the subcommand does not have, spelled as it was given.
+    func unknownOption(_ name: String) -> UsageError {
+        UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: self.subcommand)
+    }
+
+    /// The error for a positional argument the subcommand does not take.
+    func unexpectedArgument(_ value: String) -> UsageError {
+        UsageError("unexpected argument '\(value)'", subcommand: self.subcommand)
+    }
+
     enum Token: Equatable {
         /// `--name` or `-n`, with an inline value for `--name=value`.
         case option(name: String, inlineValue: String?)

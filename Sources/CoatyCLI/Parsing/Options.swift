@@ -36,9 +36,9 @@ struct BrokerOptions: Equatable {
             case .option("verbose", let inline), .option("v", let inline):
                 self.verbose = try scanner.flag("verbose", inline: inline)
             case .option(let name, _):
-                throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "broker")
+                throw scanner.unknownOption(name)
             case .positional(let value):
-                throw UsageError("unexpected argument '\(value)'", subcommand: "broker")
+                throw scanner.unexpectedArgument(value)
             }
         }
         if (self.username == nil) != (self.password == nil) {
@@ -118,10 +118,10 @@ struct MonitorOptions: Equatable {
                 case "count", "c":
                     self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "monitor")
                 default:
-                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "monitor")
+                    throw scanner.unknownOption(name)
                 }
             case .positional(let value):
-                throw UsageError("unexpected argument '\(value)'", subcommand: "monitor")
+                throw scanner.unexpectedArgument(value)
             }
         }
         try self.connection.validate(subcommand: "monitor")
@@ -142,14 +142,14 @@ struct DiscoverOptions: Equatable {
             case .option(let name, let inline):
                 if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
                 guard name == "timeout" || name == "t" else {
-                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "discover")
+                    throw scanner.unknownOption(name)
                 }
                 self.timeoutSeconds = try parseSeconds(
                     try scanner.value(for: "timeout", inline: inline),
                     subcommand: "discover"
                 )
             case .positional(let value):
-                throw UsageError("unexpected argument '\(value)'", subcommand: "discover")
+                throw scanner.unexpectedArgument(value)
             }
         }
         try self.connection.validate(subcommand: "discover")
@@ -189,10 +189,10 @@ struct CallOptions: Equatable {
                     }
                     self.parameters = text
                 default:
-                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "call")
+                    throw scanner.unknownOption(name)
                 }
             case .positional(let value):
-                guard operation == nil else { throw UsageError("unexpected argument '\(value)'", subcommand: "call") }
+                guard operation == nil else { throw scanner.unexpectedArgument(value) }
                 operation = value
             }
         }
@@ -220,11 +220,11 @@ struct RouterOptions: Equatable {
             case .option(let name, let inline):
                 if try self.connection.parse(name, inline: inline, scanner: &scanner) { continue }
                 guard name == "count" || name == "c" else {
-                    throw UsageError("unknown option '\(name.count == 1 ? "-" : "--")\(name)'", subcommand: "router")
+                    throw scanner.unknownOption(name)
                 }
                 self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "router")
             case .positional(let value):
-                guard context == nil else { throw UsageError("unexpected argument '\(value)'", subcommand: "router") }
+                guard context == nil else { throw scanner.unexpectedArgument(value) }
                 context = value
             }
         }

@@ -150,6 +150,30 @@ struct EventStreamTests {
         }
     }
 
+    /// When a timeout or a cancellation ends the wait, the termination handler (which releases a
+    /// request's response subscription) has finished by the time `first(timeout:)` throws, although
+    /// another thread runs it. The handler here is slow on purpose, so that a consumer woken before it
+    /// ends would see it unfinished.
+    @Test func firstThrowsOnlyOnceTheTerminationHandlerHasRun() async throws {
+        for endsByCancelling in [false, true] {
+            let (stream, continuation) = EventStream<Int>.makeStream(bufferingNewest: 10)
+            let handled = Counter()
+            continuation.onTermination {
+                let end = ContinuousClock.now + .milliseconds(20)
+                while ContinuousClock.now < end {}
+                handled.increment()
+            }
+            let waiting = Task {
+                do {
+                    _ = try await stream.first(timeout: endsByCancelling ? .seconds(30) : .milliseconds(10))
+                } catch {}
+                return handled.count
+            }
+            if endsByCancelling { waiting.cancel() }
+            #expect(await waiting.value == 1)
+        }
+    }
+
     /// `first(timeout:)` takes an answer that came in before the stream finished, ends the stream in
     /// the same step (later events are refused), and the termination handler runs once, also when
     /// the stream is dropped afterwards.

@@ -85,8 +85,12 @@ final class EventChannel<Event: Sendable>: Sendable {
         self.state.withLock { self.terminate(&$0) }?.complete()
     }
 
-    /// What ending the stream leaves to do outside the lock: wake the waiting consumer with the end
-    /// (a waiter exists only while the buffer is empty) and run the termination handler.
+    /// What ending the stream leaves to do outside the lock: run the termination handler, then wake
+    /// the waiting consumer with the end (a waiter exists only while the buffer is empty).
+    ///
+    /// In that order, a consumer woken by an end that another thread caused (a timeout's timer, a
+    /// cancelling task) finds the handler's work done: a request whose `first(timeout:)` throws has
+    /// released its response subscription, as when it returns.
     @usableFromInline
     struct Ending {
         @usableFromInline let waiter: UnsafeContinuation<Event?, Never>?
@@ -98,8 +102,8 @@ final class EventChannel<Event: Sendable>: Sendable {
         }
 
         @inlinable func complete() {
-            self.waiter?.resume(returning: nil)
             self.onTermination?()
+            self.waiter?.resume(returning: nil)
         }
     }
 

@@ -87,14 +87,24 @@ extension CommunicationManager {
     public func query(_ event: QueryEvent, correlationID: ObjectID = .random()) async throws
         -> EventStream<RetrieveEvent>
     {
+        try await self.query(event, correlationID: correlationID) { $0 }
+    }
+
+    /// ``query(_:correlationID:)`` with `map` applied to each accepted Retrieve where it is decoded;
+    /// a Retrieve it maps to `nil` is not put in the stream.
+    func query<Event: Sendable>(
+        _ event: QueryEvent,
+        correlationID: ObjectID = .random(),
+        _ map: @escaping @Sendable (RetrieveEvent) -> Event?
+    ) async throws -> EventStream<Event> {
         try EventValidation.checkFilterName(correlationID.rawValue, "correlationID")
         let payload = try EventCoding.encode(event.payload)
         return await self.request(.query, payload: payload, correlationID: correlationID, responses: .retrieve) {
-            [weak self] delivery -> RetrieveEvent? in
+            [weak self] delivery -> Event? in
             guard case .retrieve(let retrieve)? = delivery.event,
                 self?.accepts(delivery, rejectionReason: event.rejectionReason(for: retrieve)) != false
             else { return nil }
-            return retrieve
+            return map(retrieve)
         }
     }
 

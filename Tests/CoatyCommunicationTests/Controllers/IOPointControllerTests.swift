@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyModel
+import CoatyTesting
 import Synchronization
 import Testing
 
@@ -31,7 +32,7 @@ struct IOPointControllerTests {
             configuration: configuration("Actor", [IONode(name: "Lab", ioActors: [actor])]),
             controllers: [actors]
         ) { _ in
-            let values = try await actors.observeIOValues(for: actor)
+            let values = try actors.observeIOValues(for: actor)
             try await Container.withRunning(
                 configuration: configuration("Source", [IONode(name: "Lab", ioSources: [source])]),
                 controllers: [sources]
@@ -104,6 +105,57 @@ struct IOPointControllerTests {
             #expect(received.count < 100, "\(received.count) values got through")
             #expect(received.allSatisfy { $0 != nil })
             #expect(zip(received, received.dropFirst()).allSatisfy { ($0 ?? 0) < ($1 ?? 0) })
+        }
+    }
+
+    /// The actor's values are asked for only after the router associated it: the association made
+    /// before is known, so values flow. (The controller used to follow Associates only from the call
+    /// on, and such an actor got nothing.)
+    @Test func valuesAskedForAfterTheAssociationStillFlow() async throws {
+        let bus = InProcessBus()
+        func configuration(_ name: String, _ nodes: [IONode] = []) -> Container.Configuration {
+            Container.Configuration(
+                transport: InProcessTransport(bus: bus),
+                communication: .init(identity: Identity(name: name), ioNodes: nodes)
+            )
+        }
+        let source = IOSource(name: "Counter", valueType: Self.valueType, updateStrategy: IOSourceUpdateStrategy.none)
+        let actor = IOActor(name: "Display", valueType: Self.valueType)
+        let sources = IOSourceController()
+        let actors = IOActorController()
+        let router = IORouter(context: IOContext(name: "Lab"))
+        try await withOnlineManagers(count: 1, bus: bus) { observers, _ in
+            let associations = try await observers[0].observeAssociate(ioContextName: "Lab")
+            try await Container.withRunning(configuration: configuration("Router"), controllers: [router]) { _ in
+                try await Container.withRunning(
+                    configuration: configuration("Source", [IONode(name: "Lab", ioSources: [source])]),
+                    controllers: [sources]
+                ) { _ in
+                    try await Container.withRunning(
+                        configuration: configuration("Actor", [IONode(name: "Lab", ioActors: [actor])]),
+                        controllers: [actors]
+                    ) { _ in
+                        _ = await associations.first { $0.ioActorID == actor.objectID && $0.associatingRoute != nil }
+                        let values = try actors.observeIOValues(for: actor)
+                        // A bounded number of probes: an actor that gets nothing fails instead of hanging.
+                        let received = ProbeFlag()
+                        try await withThrowingTaskGroup { group in
+                            group.addTask {
+                                if await values.first(where: { _ in true })?.value == 7 {
+                                    received.value.store(true, ordering: .releasing)
+                                }
+                            }
+                            for _ in 0..<50 where !received.value.load(ordering: .acquiring) {
+                                try sources.publish(.int(7), from: source)
+                                try await Task.sleep(for: .milliseconds(100))
+                            }
+                            group.cancelAll()
+                        }
+                        let gotValue = received.value.load(ordering: .acquiring)
+                        #expect(gotValue, "the actor got no value")
+                    }
+                }
+            }
         }
     }
 }

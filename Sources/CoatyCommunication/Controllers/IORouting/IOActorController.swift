@@ -1,114 +1,173 @@
 public import CoatyModel
 import Synchronization
 
-/// Hands an IO actor the values of whatever IO sources are associated with it, across association
+/// Hands IO actors the values of whatever IO sources are associated with them, across association
 /// changes (coaty-js `IoActorController` and `CommunicationManager.observeIoValue(actor)`).
 ///
-/// The actor must be in one of this agent's IO nodes (`CommunicationManager.Configuration.ioNodes`):
-/// the controller follows the Associate events of that node's IO context, observes each route the
-/// actor is associated on, and stops observing a route once no source is associated with the actor on
-/// it any more.
+/// The controller follows the Associate events of the IO contexts of this agent's IO nodes
+/// (`CommunicationManager.Configuration.ioNodes`) from before the agent connects, as coaty-js's
+/// communication manager does, so an actor's associations are known however late its values are asked
+/// for. It observes each route an actor is associated on, and stops observing a route once no source
+/// is associated with the actor on it any more.
 ///
 /// ```swift
 /// let actors = IOActorController()
 /// // … in a container with [actors], an IONode holding `display`:
-/// for await value in try await actors.observeIOValues(for: display) {
+/// for await value in try actors.observeIOValues(for: display) {
 ///     print(value.value?.doubleValue ?? .nan)
 /// }
 /// ```
 public final class IOActorController: Controller {
-    private let context = Mutex<ControllerContext?>(nil)
+    /// One actor's associations and who wants its values.
+    private struct Item {
+        let contextName: String
+        var routes = ActorRoutes()
+        /// The observation of each route, by the token its forwarding work carries: a value is handed
+        /// on only while its route is observed for the actor and by that very work.
+        var tokens: [String: Int] = [:]
+        var valueListeners: [Int: EventStream<IOValueEvent>.Continuation] = [:]
+    }
+
+    private struct State {
+        var controller: ControllerContext?
+        var items: [ObjectID: Item] = [:]
+        var nextID = 0
+        /// Set when the agent stops: later observers get a finished stream.
+        var isStopped = false
+
+        mutating func makeID() -> Int {
+            self.nextID += 1
+            return self.nextID
+        }
+    }
+
+    private let state = Mutex(State())
 
     /// Creates the controller; add it to a ``Container``.
     public init() {}
 
-    public func onInit(context: ControllerContext) async throws {
-        self.context.withLock { $0 = context }
-    }
-
-    /// The IO values for `actor`, from every IO source associated with it, as they arrive.
-    ///
-    /// Returns once the Associate subscription is in place. The stream finishes when the consumer stops
-    /// or the container shuts down. Values are JSON or raw bytes as the source publishes them
-    /// (``IOValueEvent/value`` or ``IOValueEvent/payload``).
-    ///
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
-    ///   controller, or `.invalidArgument` if `actor` is in none of this agent's IO nodes.
-    public func observeIOValues(for actor: IOActor) async throws -> EventStream<IOValueEvent> {
-        guard let controller = self.context.withLock({ $0 }) else {
-            throw CommunicationError(.notRunning, "the controller has not been initialised by a container")
+    /// Registers the Associate observations of this agent's IO contexts, so that they are in place when
+    /// it connects, and follows them.
+    public func onInit(context controller: ControllerContext) async throws {
+        let nodes = controller.communication.configuration.ioNodes
+        var items: [ObjectID: Item] = [:]
+        for node in nodes {
+            for actor in node.ioActors ?? [] { items[actor.objectID] = Item(contextName: node.name) }
         }
-        let manager = controller.communication
-        guard
-            let node = manager.configuration.ioNodes.first(where: { node in
-                (node.ioActors ?? []).contains { $0.objectID == actor.objectID }
-            })
-        else {
-            throw CommunicationError(.invalidArgument, "IO actor \(actor.objectID) is in none of this agent's IO nodes")
+        var observations: [EventStream<AssociateEvent>] = []
+        for contextName in Set(nodes.filter { !($0.ioActors ?? []).isEmpty }.map(\.name)) {
+            observations.append(try await controller.communication.observeAssociate(ioContextName: contextName))
         }
-        let associations = try await manager.observeAssociate(ioContextName: node.name)
-        let (stream, continuation) = EventStream<IOValueEvent>.makeStream(
-            bufferingNewest: manager.configuration.observerBufferSize
-        )
-        let routing = controller.spawn {
-            var routes = ActorRoutes()
-            defer {
-                for work in routes.removeAll() { work.cancel() }
-                continuation.finish()
-            }
-            for await associate in associations where associate.ioActorID == actor.objectID {
-                let change = routes.associate(associate.ioSourceID, on: associate.associatingRoute)
-                change.released?.cancel()
-                if let route = change.added {
-                    let values = try await manager.observeIOValue(route: route)
-                    routes.started(
-                        controller.spawn { for await value in values { _ = continuation.yield(value) } },
-                        for: route
-                    )
+        self.state.withLock { state in
+            state.controller = controller
+            state.items = items
+        }
+        for associations in observations {
+            controller.spawn { [weak self] in
+                for await associate in associations {
+                    guard let self else { return }
+                    try await self.take(associate, controller: controller)
                 }
             }
         }
-        continuation.onTermination { routing.cancel() }
-        // After the container has shut down nothing runs the loop above: end the stream now.
-        if routing.signal.isFired { continuation.finish() }
-        return stream
     }
-}
 
-/// The routes one IO actor is associated on: which sources use each, and the work that observes it.
-struct ActorRoutes {
-    private var routeOfSource: [ObjectID: String] = [:]
-    private var sourcesOnRoute: [String: Set<ObjectID>] = [:]
-    private var work: [String: WorkHandle] = [:]
-
-    /// Records that `source` is associated on `route` (`nil`: disassociated). Returns the route to start
-    /// observing, if it is new, and the work to stop, if a route lost its last source.
-    mutating func associate(_ source: ObjectID, on route: String?) -> (added: String?, released: WorkHandle?) {
-        let previous = self.routeOfSource[source]
-        guard previous != route else { return (nil, nil) }
-        var released: WorkHandle?
-        if let previous {
-            self.sourcesOnRoute[previous]?.remove(source)
-            if self.sourcesOnRoute[previous]?.isEmpty == true {
-                self.sourcesOnRoute[previous] = nil
-                released = self.work.removeValue(forKey: previous)
+    /// Ends the value streams.
+    public func onCommunicationManagerStopping() async {
+        let listeners = self.state.withLock { state in
+            state.isStopped = true
+            var listeners: [EventStream<IOValueEvent>.Continuation] = []
+            for (id, var item) in state.items {
+                listeners.append(contentsOf: item.valueListeners.values)
+                item.valueListeners = [:]
+                for work in item.routes.removeAll() { work.cancel() }
+                item.tokens = [:]
+                state.items[id] = item
             }
+            return listeners
         }
-        self.routeOfSource[source] = route
-        guard let route else { return (nil, released) }
-        let isNew = self.sourcesOnRoute[route] == nil
-        self.sourcesOnRoute[route, default: []].insert(source)
-        return (isNew ? route : nil, released)
+        for listener in listeners { listener.finish() }
     }
 
-    /// Keeps the work observing `route`.
-    mutating func started(_ work: WorkHandle, for route: String) {
-        self.work[route] = work
+    /// The IO values for `actor`, from every IO source associated with it, as they arrive from now on.
+    ///
+    /// Returns without suspending. The stream finishes when the consumer stops or the agent stops.
+    /// Values are JSON or raw bytes as the source publishes them (``IOValueEvent/value`` or
+    /// ``IOValueEvent/payload``). Each call gets every value; values that arrive while nobody observes
+    /// them are dropped.
+    ///
+    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    ///   controller, or `.invalidArgument` if `actor` is in none of this agent's IO nodes.
+    public func observeIOValues(for actor: IOActor) throws -> EventStream<IOValueEvent> {
+        typealias Listener = (stream: EventStream<IOValueEvent>, continuation: EventStream<IOValueEvent>.Continuation)
+        let actorID = actor.objectID
+        let (listener, id) = try self.state.withLock { state -> (Listener, Int?) in
+            let controller = try Self.check(actor, in: state)
+            let listener = EventStream<IOValueEvent>.makeStream(
+                bufferingNewest: controller.communication.configuration.observerBufferSize
+            )
+            guard !state.isStopped else { return (listener, nil) }
+            let id = state.makeID()
+            state.items[actorID]?.valueListeners[id] = listener.continuation
+            return (listener, id)
+        }
+        guard let id else {
+            // After the agent has stopped no value comes any more: end the stream now.
+            listener.continuation.finish()
+            return listener.stream
+        }
+        listener.continuation.onTermination { [weak self] in
+            self?.state.withLock { _ = $0.items[actorID]?.valueListeners.removeValue(forKey: id) }
+        }
+        return listener.stream
     }
 
-    /// Forgets everything and returns the work to stop.
-    mutating func removeAll() -> [WorkHandle] {
-        defer { self = ActorRoutes() }
-        return Array(self.work.values)
+    // MARK: Associations
+
+    /// The controller's context, once `actor` is known to be one of this agent's.
+    private static func check(_ actor: IOActor, in state: State) throws -> ControllerContext {
+        guard let controller = state.controller else {
+            throw CommunicationError(.notRunning, "the controller has not been initialised by a container")
+        }
+        guard state.items[actor.objectID] != nil else {
+            throw CommunicationError(.invalidArgument, "IO actor \(actor.objectID) is in none of this agent's IO nodes")
+        }
+        return controller
+    }
+
+    /// Applies an Associate to the actor it names: starts observing a new route (returning once the
+    /// subscription is in place) or releases one that lost its last source.
+    private func take(_ associate: AssociateEvent, controller: ControllerContext) async throws {
+        let actorID = associate.ioActorID
+        let change = self.state.withLock { state -> (added: String?, released: WorkHandle?, token: Int)? in
+            guard var item = state.items[actorID], !state.isStopped,
+                associate.ioContextName.utf8.elementsEqual(item.contextName.utf8)
+            else { return nil }
+            let change = item.routes.associate(associate.ioSourceID, on: associate.associatingRoute)
+            let token = state.makeID()
+            if let route = change.added { item.tokens[route] = token }
+            state.items[actorID] = item
+            return (change.added, change.released, token)
+        }
+        guard let change else { return }
+        change.released?.cancel()
+        guard let route = change.added else { return }
+        let values = try await controller.communication.observeIOValue(route: route)
+        let work = controller.spawn { [weak self] in
+            for await value in values { self?.forward(value, to: actorID, on: route, token: change.token) }
+        }
+        self.state.withLock { $0.items[actorID]?.routes.started(work, for: route) }
+    }
+
+    /// Hands a value to the observers of `actorID` if `route` is still observed for it by the work
+    /// that carries `token`.
+    private func forward(_ value: IOValueEvent, to actorID: ObjectID, on route: String, token: Int) {
+        self.state.withLock { state in
+            guard let item = state.items[actorID], item.routes.isObserving(route), item.tokens[route] == token else {
+                return
+            }
+            // Yielding only buffers or resumes the consumer: it never runs a termination handler.
+            for listener in item.valueListeners.values { listener.yield(value) }
+        }
     }
 }

@@ -158,6 +158,71 @@ struct IOPointControllerTests {
             }
         }
     }
+
+    /// The association states say when values flow: once the source and the actor report `true`, the
+    /// first value arrives (no probing); an actor whose association ended gets nothing, even from the
+    /// route it still shares with another actor of its agent, until it is associated again.
+    @Test func associationStatesTellWhenValuesFlow() async throws {
+        let bus = InProcessBus()
+        func configuration(_ name: String, _ nodes: [IONode] = []) -> Container.Configuration {
+            Container.Configuration(
+                transport: InProcessTransport(bus: bus),
+                communication: .init(identity: Identity(name: name), ioNodes: nodes)
+            )
+        }
+        let source = IOSource(name: "Counter", valueType: Self.valueType, updateStrategy: IOSourceUpdateStrategy.none)
+        let kept = IOActor(name: "Kept", valueType: Self.valueType)
+        let dropped = IOActor(name: "Dropped", valueType: Self.valueType)
+        let onlyKept = IORouter.Rule(name: "only Kept") { $0.actor.objectID == kept.objectID }
+        let router = IORouter(context: IOContext(name: "Lab"))
+        let sources = IOSourceController()
+        let actors = IOActorController()
+        let actorNode = IONode(name: "Lab", ioActors: [kept, dropped])
+        try await Container.withRunning(configuration: configuration("Actors", [actorNode]), controllers: [actors]) {
+            _ in
+            try await Container.withRunning(
+                configuration: configuration("Source", [IONode(name: "Lab", ioSources: [source])]),
+                controllers: [sources]
+            ) { _ in
+                var sourceStates = try sources.observeAssociation(for: source).makeAsyncIterator()
+                var keptStates = try actors.observeAssociation(for: kept).makeAsyncIterator()
+                var droppedStates = try actors.observeAssociation(for: dropped).makeAsyncIterator()
+                var keptValues = try actors.observeIOValues(for: kept).makeAsyncIterator()
+                var droppedValues = try actors.observeIOValues(for: dropped).makeAsyncIterator()
+                var states = [await sourceStates.next(), await keptStates.next(), await droppedStates.next()]
+                #expect(states == [false, false, false])
+
+                try await Container.withRunning(configuration: configuration("Router"), controllers: [router]) { _ in
+                    states = [await sourceStates.next(), await keptStates.next(), await droppedStates.next()]
+                    #expect(states == [true, true, true])
+                    try sources.publish(.int(1), from: source)
+                    var values = [
+                        await keptValues.next()?.value?.intValue, await droppedValues.next()?.value?.intValue,
+                    ]
+                    #expect(values == [1, 1])
+
+                    router.defineRules([onlyKept])
+                    let droppedState = await droppedStates.next()
+                    #expect(droppedState == false)
+                    #expect(!actors.isAssociated(dropped) && actors.isAssociated(kept) && sources.isAssociated(source))
+                    try sources.publish(.int(2), from: source)
+                    values = [await keptValues.next()?.value?.intValue]
+                    #expect(values == [2])
+
+                    router.defineRules([.anyCompatible])
+                    let droppedAgain = await droppedStates.next()
+                    #expect(droppedAgain == true)
+                    try sources.publish(.int(3), from: source)
+                    // 2 reached the agent on the route Dropped was no longer associated on: not handed on.
+                    values = [await keptValues.next()?.value?.intValue, await droppedValues.next()?.value?.intValue]
+                    #expect(values == [3, 3])
+                }
+                // The router stopped and ended every association.
+                states = [await sourceStates.next(), await keptStates.next(), await droppedStates.next()]
+                #expect(states == [false, false, false])
+            }
+        }
+    }
 }
 
 /// Set once the actor has received a probe.

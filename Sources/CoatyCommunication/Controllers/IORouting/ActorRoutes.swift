@@ -26,6 +26,9 @@ struct ActorRoutes {
         return (isNew ? route : nil, released)
     }
 
+    /// Whether any source is associated.
+    var hasAssociations: Bool { !self.routeOfSource.isEmpty }
+
     /// Whether `route` is observed: at least one source is associated on it.
     func isObserving(_ route: String) -> Bool {
         self.sourcesOnRoute[route] != nil

@@ -8,7 +8,8 @@ import Synchronization
 /// (`CommunicationManager.Configuration.ioNodes`) from before the agent connects, as coaty-js's
 /// communication manager does, so an actor's associations are known however late its values are asked
 /// for. It observes each route an actor is associated on, and stops observing a route once no source
-/// is associated with the actor on it any more.
+/// is associated with the actor on it any more. ``observeAssociation(for:)`` tells when an actor is
+/// associated and its route observed.
 ///
 /// ```swift
 /// let actors = IOActorController()
@@ -26,6 +27,7 @@ public final class IOActorController: Controller {
         /// on only while its route is observed for the actor and by that very work.
         var tokens: [String: Int] = [:]
         var valueListeners: [Int: EventStream<IOValueEvent>.Continuation] = [:]
+        var association = AssociationObservers()
     }
 
     private struct State {
@@ -72,21 +74,63 @@ public final class IOActorController: Controller {
         }
     }
 
-    /// Ends the value streams.
+    /// Ends the value and association streams.
     public func onCommunicationManagerStopping() async {
-        let listeners = self.state.withLock { state in
+        let (values, associations) = self.state.withLock { state in
             state.isStopped = true
-            var listeners: [EventStream<IOValueEvent>.Continuation] = []
+            var values: [EventStream<IOValueEvent>.Continuation] = []
+            var associations: [EventStream<Bool>.Continuation] = []
             for (id, var item) in state.items {
-                listeners.append(contentsOf: item.valueListeners.values)
+                values.append(contentsOf: item.valueListeners.values)
+                associations.append(contentsOf: item.association.removeAll())
                 item.valueListeners = [:]
                 for work in item.routes.removeAll() { work.cancel() }
                 item.tokens = [:]
                 state.items[id] = item
             }
-            return listeners
+            return (values, associations)
         }
-        for listener in listeners { listener.finish() }
+        for listener in values { listener.finish() }
+        for listener in associations { listener.finish() }
+    }
+
+    /// Whether `actor` is associated now, with the route of an association observed (see
+    /// ``observeAssociation(for:)``); `false` for an actor in none of this agent's IO nodes.
+    public func isAssociated(_ actor: IOActor) -> Bool {
+        self.state.withLock { $0.items[actor.objectID]?.association.isAssociated ?? false }
+    }
+
+    /// Whether `actor` is associated: the current state first, then each change (coaty-js
+    /// `IoActorController.observeAssociation`).
+    ///
+    /// `true` comes once the actor's first association is in place and its route observed, so a value
+    /// that its source publishes after that reaches the ``observeIOValues(for:)`` streams; `false`
+    /// once its last association has ended and no value is handed on any more. Returns without
+    /// suspending. The stream finishes when the consumer stops or the agent stops.
+    ///
+    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    ///   controller, or `.invalidArgument` if `actor` is in none of this agent's IO nodes.
+    public func observeAssociation(for actor: IOActor) throws -> EventStream<Bool> {
+        typealias Listener = (stream: EventStream<Bool>, continuation: EventStream<Bool>.Continuation)
+        let actorID = actor.objectID
+        let (listener, id) = try self.state.withLock { state -> (Listener, Int?) in
+            let controller = try Self.check(actor, in: state)
+            let listener = EventStream<Bool>.makeStream(
+                bufferingNewest: controller.communication.configuration.observerBufferSize
+            )
+            guard !state.isStopped else { return (listener, nil) }
+            let id = state.makeID()
+            state.items[actorID]?.association.add(listener.continuation, id: id)
+            return (listener, id)
+        }
+        guard let id else {
+            listener.continuation.finish()
+            return listener.stream
+        }
+        listener.continuation.onTermination { [weak self] in
+            self?.state.withLock { $0.items[actorID]?.association.remove(id) }
+        }
+        return listener.stream
     }
 
     /// The IO values for `actor`, from every IO source associated with it, as they arrive from now on.
@@ -136,7 +180,8 @@ public final class IOActorController: Controller {
     }
 
     /// Applies an Associate to the actor it names: starts observing a new route (returning once the
-    /// subscription is in place) or releases one that lost its last source.
+    /// subscription is in place) or releases one that lost its last source, then tells the
+    /// association's observers.
     private func take(_ associate: AssociateEvent, controller: ControllerContext) async throws {
         let actorID = associate.ioActorID
         let change = self.state.withLock { state -> (added: String?, released: WorkHandle?, token: Int)? in
@@ -151,12 +196,22 @@ public final class IOActorController: Controller {
         }
         guard let change else { return }
         change.released?.cancel()
-        guard let route = change.added else { return }
-        let values = try await controller.communication.observeIOValue(route: route)
-        let work = controller.spawn { [weak self] in
-            for await value in values { self?.forward(value, to: actorID, on: route, token: change.token) }
+        var work: (handle: WorkHandle, route: String)?
+        if let route = change.added {
+            let values = try await controller.communication.observeIOValue(route: route)
+            let handle = controller.spawn { [weak self] in
+                for await value in values { self?.forward(value, to: actorID, on: route, token: change.token) }
+            }
+            work = (handle, route)
         }
-        self.state.withLock { $0.items[actorID]?.routes.started(work, for: route) }
+        let isStopped = self.state.withLock { state in
+            guard !state.isStopped, var item = state.items[actorID] else { return true }
+            if let work { item.routes.started(work.handle, for: work.route) }
+            item.association.set(item.routes.hasAssociations)
+            state.items[actorID] = item
+            return false
+        }
+        if isStopped { work?.handle.cancel() }
     }
 
     /// Hands a value to the observers of `actorID` if `route` is still observed for it by the work

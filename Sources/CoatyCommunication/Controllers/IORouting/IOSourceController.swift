@@ -16,7 +16,8 @@ import Synchronization
 ///   `debounceTime`, which coaty-js uses for it).
 ///
 /// A value waiting for its interval is dropped when the source's associations change, as coaty-js drops
-/// scheduled values then.
+/// scheduled values then. ``observeAssociation(for:)`` tells when a source is associated, so that its
+/// values go out.
 ///
 /// ```swift
 /// let sources = IOSourceController()
@@ -36,6 +37,7 @@ public final class IOSourceController: Controller {
         var sampleEnd: ContinuousClock.Instant?
         var lastValueAt: ContinuousClock.Instant?
         let bell = Doorbell()
+        var association = AssociationObservers()
 
         var routes: Set<String> { Set(self.associations.values.map(\.route)) }
         var rate: Int? { self.associations.values.compactMap(\.rate).max() }
@@ -50,6 +52,9 @@ public final class IOSourceController: Controller {
     private struct State {
         var controller: ControllerContext?
         var items: [ObjectID: Item] = [:]
+        var nextID = 0
+        /// Set when the agent stops: later observers get a finished stream.
+        var isStopped = false
     }
 
     private let state = Mutex(State())
@@ -83,9 +88,57 @@ public final class IOSourceController: Controller {
         }
     }
 
+    /// Ends the association streams.
+    public func onCommunicationManagerStopping() async {
+        let listeners = self.state.withLock { state in
+            state.isStopped = true
+            var listeners: [EventStream<Bool>.Continuation] = []
+            for id in state.items.keys { listeners += state.items[id]?.association.removeAll() ?? [] }
+            return listeners
+        }
+        for listener in listeners { listener.finish() }
+    }
+
     /// Whether `source` has at least one association now.
     public func isAssociated(_ source: IOSource) -> Bool {
         self.state.withLock { !($0.items[source.objectID]?.associations.isEmpty ?? true) }
+    }
+
+    /// Whether `source` is associated: the current state first, then each change (coaty-js
+    /// `IoSourceController.observeAssociation`).
+    ///
+    /// A change is yielded once the controller acts on it: a value published after `true` goes out,
+    /// one published after `false` is dropped. Returns without suspending. The stream finishes when the
+    /// consumer stops or the agent stops.
+    ///
+    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    ///   controller, or `.invalidArgument` if `source` is in none of this agent's IO nodes.
+    public func observeAssociation(for source: IOSource) throws -> EventStream<Bool> {
+        typealias Listener = (stream: EventStream<Bool>, continuation: EventStream<Bool>.Continuation)
+        let sourceID = source.objectID
+        let (listener, id) = try self.state.withLock { state -> (Listener, Int?) in
+            guard let controller = state.controller else {
+                throw CommunicationError(.notRunning, "the controller has not been initialised by a container")
+            }
+            guard state.items[sourceID] != nil else {
+                throw CommunicationError(.invalidArgument, "IO source \(sourceID) is in none of this agent's IO nodes")
+            }
+            let listener = EventStream<Bool>.makeStream(
+                bufferingNewest: controller.communication.configuration.observerBufferSize
+            )
+            guard !state.isStopped else { return (listener, nil) }
+            state.nextID += 1
+            state.items[sourceID]?.association.add(listener.continuation, id: state.nextID)
+            return (listener, state.nextID)
+        }
+        guard let id else {
+            listener.continuation.finish()
+            return listener.stream
+        }
+        listener.continuation.onTermination { [weak self] in
+            self?.state.withLock { $0.items[sourceID]?.association.remove(id) }
+        }
+        return listener.stream
     }
 
     /// Publishes a JSON value for `source` if it is associated, at the pace its associations ask for.
@@ -144,6 +197,7 @@ public final class IOSourceController: Controller {
             }
             item.pending = nil
             item.sampleEnd = nil
+            item.association.set(!item.associations.isEmpty)
             state.items[associate.ioSourceID] = item
         }
     }

@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "CoatyTesting", targets: ["CoatyTesting"]),
         .executable(name: "coaty", targets: ["CoatyCLI"]),
         .executable(name: "hello-world", targets: ["HelloWorld"]),
+        .executable(name: "io-routing", targets: ["IORouting"]),
     ],
     targets: [
         .target(name: "CoatyCore", swiftSettings: swiftSettings),
@@ -71,6 +72,12 @@ let package = Package(
             name: "HelloWorld",
             dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
             path: "Examples/HelloWorld",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "IORouting",
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
+            path: "Examples/IORouting",
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CoatyCoreTests", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
@@ -120,7 +127,8 @@ let package = Package(
         .testTarget(
             name: "ExampleTests",
             dependencies: [
-                "HelloWorld", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyTesting", "CoatyCore",
+                "HelloWorld", "IORouting", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyMQTT",
+                "CoatyTesting", "CoatyCore",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,56 @@
+/// The parsed command line of `io-routing`.
+struct Options: Equatable {
+    /// What to run.
+    enum Role: String, CaseIterable {
+        case scene, router, sensor, display, help
+    }
+
+    /// A command line that cannot be run; main prints it with the usage and exits with 64.
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    var role = Role.scene
+    var broker = "mqtt://127.0.0.1:1883"
+    var namespace = "-"
+    var room = "living room"
+    var readings = 20
+
+    init(parsing arguments: [String]) throws {
+        var remaining = arguments[...]
+        if let first = remaining.first, let role = Role(rawValue: first), role != .help {
+            self.role = role
+            remaining.removeFirst()
+        }
+        while let argument = remaining.popFirst() {
+            func value() throws -> String {
+                guard let value = remaining.popFirst() else {
+                    throw UsageError(description: "'\(argument)' needs a value")
+                }
+                return value
+            }
+            switch argument {
+            case "-h", "--help", "help":
+                self.role = .help
+            case "--broker":
+                self.broker = try value()
+                guard self.broker.hasPrefix("mqtt://") else {
+                    throw UsageError(description: "'--broker' takes mqtt://host:port")
+                }
+            case "--namespace":
+                self.namespace = try value()
+            case "--room":
+                self.room = try value()
+                guard !self.room.isEmpty else { throw UsageError(description: "'--room' needs a name") }
+            case "--readings":
+                let text = try value()
+                guard let readings = Int(text), (3...100).contains(readings) else {
+                    throw UsageError(description: "'--readings' takes a number from 3 to 100, not '\(text)'")
+                }
+                self.readings = readings
+            default:
+                throw UsageError(description: "unexpected argument '\(argument)'")
+            }
+        }
+    }
+}

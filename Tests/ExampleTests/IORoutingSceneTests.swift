@@ -1,0 +1,75 @@
+import CoatyBroker
+import CoatyCommunication
+import CoatyMQTT
+import Testing
+
+@testable import IORouting
+
+/// The io-routing scene in one process: over the in-process transport, and through the embedded broker.
+@Suite(.timeLimit(.minutes(1)))
+struct IORoutingSceneTests {
+    /// 10 readings: the living room shows #1–#8, the hall joins for #5 and shows #5–#10.
+    static let readings = 10
+
+    @Test func displaysShowWhatTheRouterAssociatesInProcess() async throws {
+        let lines = Lines()
+        let bus = InProcessBus()
+        let result = try await HomeScene.run(
+            readings: Self.readings,
+            pacing: .zero,
+            narrator: Narrator { lines.append($0) }
+        ) { InProcessTransport(bus: bus) }
+
+        #expect(result == HomeScene.expected(readings: Self.readings))
+        #expect(result.livingRoom == Array(1...8) && result.hall == Array(5...10))
+        let printed = lines.all
+        #expect(printed.contains { $0.contains("Thermometer → living room display on coaty/3/-/IOV/") })
+        #expect(printed.contains { $0.contains("Thermometer → hall display") })
+        #expect(printed.contains { $0.contains("livingRoomOccupied = false: the router completed the context update") })
+        #expect(printed.contains { $0.contains("Thermometer ↛ living room display: association ended") })
+        #expect(printed.contains { $0.contains("hall") && $0.contains("shows 21.0 °C (reading #10)") })
+        let summary = HomeScene.summary(result, readings: Self.readings)
+        #expect(summary.contains("  the living room display showed #1–#8 (8 readings): as expected"))
+    }
+
+    @Test func displaysShowWhatTheRouterAssociatesThroughTheEmbeddedBroker() async throws {
+        let result = try await MQTTBroker.withRunning { broker in
+            try await HomeScene.run(readings: Self.readings, pacing: .zero, narrator: Narrator { _ in }) {
+                MQTTTransport(brokerURL: "mqtt://127.0.0.1:\(broker.port)")
+            }
+        }
+        #expect(result == HomeScene.expected(readings: Self.readings))
+    }
+
+    @Test(arguments: [3, 5, 20, 100])
+    func phasesSplitTheReadings(readings: Int) {
+        let expected = HomeScene.expected(readings: readings)
+        // Both displays show something of their own and something together, and together all readings.
+        let shared = Set(expected.livingRoom).intersection(expected.hall)
+        #expect(!shared.isEmpty && shared.count < expected.hall.count && shared.count < expected.livingRoom.count)
+        #expect(Set(expected.livingRoom).union(expected.hall) == Set(1...readings))
+    }
+
+    @Test func describesReadings() {
+        #expect(HomeScene.describe([1, 2, 3]) == "#1–#3 (3 readings)")
+        #expect(HomeScene.describe([1, 3]) == "#1 #3")
+        #expect(HomeScene.describe([]) == "no readings")
+        #expect(Home.format(Home.celsius(reading: 10)) == "21.0 °C")
+        #expect(Home.reading(celsius: Home.celsius(reading: 17)) == 17)
+    }
+
+    @Test(arguments: [
+        ([], Options.Role.scene), (["--readings", "5"], .scene), (["router", "--broker", "mqtt://h:1"], .router),
+        (["display", "--room", "hall"], .display), (["sensor", "--namespace", "n"], .sensor), (["-h"], .help),
+    ])
+    func commandLines(arguments: [String], role: Options.Role) throws {
+        #expect(try Options(parsing: arguments).role == role)
+    }
+
+    @Test(arguments: [
+        ["--readings", "2"], ["display", "--broker", "tcp://x"], ["kitchen"], ["--room"], ["--room", ""],
+    ])
+    func badCommandLinesAreUsageErrors(arguments: [String]) {
+        #expect(throws: Options.UsageError.self) { try Options(parsing: arguments) }
+    }
+}

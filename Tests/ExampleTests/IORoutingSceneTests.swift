@@ -41,6 +41,22 @@ struct IORoutingSceneTests {
         #expect(result == HomeScene.expected(readings: Self.readings))
     }
 
+    /// A scene that cannot get going (here: no agent ever connects) ends with a clear error once its
+    /// time is up, and its agents stop.
+    @Test func aStuckSceneEndsWithAnError() async throws {
+        let error = await #expect(throws: ExampleError.self) {
+            try await HomeScene.run(
+                readings: 5,
+                pacing: .zero,
+                timeout: .milliseconds(200),
+                narrator: Narrator { _ in }
+            ) {
+                NeverConnectingTransport()
+            }
+        }
+        #expect(error?.description.hasPrefix("the scene did not finish within 0.2 seconds") == true)
+    }
+
     @Test(arguments: [3, 5, 20, 100])
     func phasesSplitTheReadings(readings: Int) {
         let expected = HomeScene.expected(readings: readings)
@@ -71,5 +87,17 @@ struct IORoutingSceneTests {
     ])
     func badCommandLinesAreUsageErrors(arguments: [String]) {
         #expect(throws: Options.UsageError.self) { try Options(parsing: arguments) }
+    }
+}
+
+/// A transport whose connection attempts wait until they are cancelled.
+struct NeverConnectingTransport: Transport {
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        try await Task.sleep(for: .seconds(3600))
+        throw CancellationError()
     }
 }

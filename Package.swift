@@ -7,6 +7,7 @@
 //   CoatyCommunication Transport protocol, in-process transport, events, CommunicationManager, controllers
 //   CoatySockets       the only module touching the OS socket API (epoll reactor, TCP)
 //   CoatyMQTTPackets   pure MQTT 3.1.1 packet codec, shared by client and broker
+//   CoatyWebSocket     RFC 6455 WebSocket (handshake, frames, connection) for MQTT over ws://
 //   CoatyMQTT          MQTT client and the MQTTTransport
 //   CoatyBroker        embedded MQTT 3.1.1 broker
 //   CoatyTesting       test support for apps built on the framework
@@ -43,14 +44,15 @@ let package = Package(
         ),
         .target(name: "CoatySockets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
         .target(name: "CoatyMQTTPackets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
+        .target(name: "CoatyWebSocket", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
         .target(
             name: "CoatyMQTT",
-            dependencies: ["CoatyCore", "CoatyCommunication", "CoatyMQTTPackets", "CoatySockets"],
+            dependencies: ["CoatyCore", "CoatyCommunication", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoatyBroker",
-            dependencies: ["CoatyCore", "CoatyMQTTPackets", "CoatySockets"],
+            dependencies: ["CoatyCore", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -94,6 +96,11 @@ let package = Package(
         .testTarget(
             name: "CoatySocketsTests",
             dependencies: ["CoatySockets", "CoatyTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoatyWebSocketTests",
+            dependencies: ["CoatyWebSocket", "CoatySockets"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

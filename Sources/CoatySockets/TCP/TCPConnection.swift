@@ -12,7 +12,7 @@ import Synchronization
 /// system call first and suspends only on `EAGAIN`. All waits are cancellable. One task may read and
 /// another write at the same time; two concurrent reads (or writes) are a programming error and the
 /// second throws `EBUSY`.
-package final class TCPConnection: Sendable {
+package final class TCPConnection: ByteStreamConnection {
     private let handle: SocketHandle
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
@@ -200,6 +200,21 @@ package final class TCPConnection: Sendable {
             for chunk in chunks { gathered.append(contentsOf: chunk) }
             try await self.write(gathered)
         }
+    }
+
+    /// Sends what the socket takes at once, without waiting: one `send`.
+    ///
+    /// For a short last word on a connection about to be closed (a WebSocket close frame), where
+    /// waiting for a peer that does not read is not an option. The caller must not be writing
+    /// concurrently.
+    ///
+    /// - Returns: Whether every byte was handed to the kernel.
+    package func writeWithoutWaiting(_ bytes: [UInt8]) -> Bool {
+        guard (try? self.handle.beginCall(.write, call: "write")) != nil else { return false }
+        defer { self.handle.endCall() }
+        let fd = self.handle.fd
+        guard case .done(let written) = bytes.withUnsafeBytes({ Syscalls.send(fd, $0) }) else { return false }
+        return written == bytes.count
     }
 
     /// Half-closes the connection: sends FIN, reads still work. Does nothing after ``close()``.

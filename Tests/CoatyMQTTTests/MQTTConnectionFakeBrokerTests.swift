@@ -665,7 +665,7 @@ struct MQTTConnectionFakeBrokerTests {
     }
 
     @Test func invalidBrokerURLs() async {
-        for url in ["mqtts://host:8883", "ws://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
+        for url in ["mqtts://host:8883", "wss://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
             let error = await #expect(throws: TransportError.self) {
                 try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "x"), onMessage: { _ in }) { _ in
                 }
@@ -688,6 +688,25 @@ struct MQTTBrokerAddressTests {
         )
         #expect(try MQTTBrokerAddress(parsing: "MQTT://[::1]:1884") == MQTTBrokerAddress(host: "::1", port: 1884))
         #expect(MQTTBrokerAddress(host: "::1", port: 1884).description == "mqtt://[::1]:1884")
+    }
+
+    @Test func parsesWebSocketURLs() throws {
+        #expect(
+            try MQTTBrokerAddress(parsing: "ws://127.0.0.1:9883/mqtt")
+                == MQTTBrokerAddress(host: "127.0.0.1", port: 9883, webSocketPath: "/mqtt")
+        )
+        #expect(
+            try MQTTBrokerAddress(parsing: "WS://broker.example")
+                == MQTTBrokerAddress(host: "broker.example", port: 80, webSocketPath: "/")
+        )
+        #expect(
+            try MQTTBrokerAddress(parsing: "ws://[::1]:8080/a/b?x=1")
+                == MQTTBrokerAddress(host: "::1", port: 8080, webSocketPath: "/a/b?x=1")
+        )
+        #expect(
+            MQTTBrokerAddress(host: "::1", port: 8080, webSocketPath: "/mqtt").description == "ws://[::1]:8080/mqtt"
+        )
+        #expect(throws: MQTTBrokerAddress.ParseError.self) { try MQTTBrokerAddress(parsing: "ws://h:1/a b") }
     }
 
     @Test(arguments: [

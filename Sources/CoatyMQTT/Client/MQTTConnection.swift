@@ -4,7 +4,8 @@ import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
 
-/// One open MQTT 3.1.1 connection: a reader, a writer and a keep-alive timer over a TCP socket.
+/// One open MQTT 3.1.1 connection: a reader, a writer and a keep-alive timer over a TCP or WebSocket
+/// connection.
 ///
 /// ## Concurrency
 ///
@@ -24,14 +25,14 @@ package final class MQTTConnection: TransportConnection, Sendable {
     /// reads our PUBACKs would otherwise grow the buffer without bound (4 bytes a message).
     static let outboundHighWater = 1 << 20
 
-    let socket: TCPConnection
+    let socket: any ByteStreamConnection
     let configuration: MQTTTransport.Configuration
     let broker: MQTTBrokerAddress
     private let onMessage: @Sendable (TransportMessage) -> Void
     private let state: Mutex<MQTTConnectionState>
 
     init(
-        socket: TCPConnection,
+        socket: any ByteStreamConnection,
         broker: MQTTBrokerAddress,
         configuration: MQTTTransport.Configuration,
         onMessage: @escaping @Sendable (TransportMessage) -> Void
@@ -76,7 +77,9 @@ package final class MQTTConnection: TransportConnection, Sendable {
         }
         do {
             try await self.socket.write(bytes)
-        } catch let error as SocketError {
+        } catch let error as CancellationError {
+            throw error
+        } catch {
             throw TransportError(.connectFailed, "cannot send CONNECT to \(self.broker)", underlying: error)
         }
         self.state.withLock { $0.lastSent = .now }
@@ -108,7 +111,9 @@ package final class MQTTConnection: TransportConnection, Sendable {
             let chunk: [UInt8]
             do {
                 chunk = try await self.socket.read()
-            } catch let error as SocketError {
+            } catch let error as CancellationError {
+                throw error
+            } catch {
                 throw TransportError(.connectFailed, "no CONNACK from \(self.broker)", underlying: error)
             }
             guard !chunk.isEmpty else {
@@ -453,7 +458,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
         _ = try? await withTimeout(timeout, timeoutError: { CancellationError() }) {
             await self.waitForFlush()
         }
-        self.socket.shutdownOutput()
+        await self.socket.shutdownOutput()
         self.fail(TransportError(.connectionClosed, "the connection was closed"))
     }
 

@@ -3,7 +3,8 @@ public import CoatyCore
 extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
     public struct Configuration: Sendable {
-        /// The broker URL, `mqtt://host:port` (or `tcp://`); port 1883 if omitted.
+        /// The broker URL: `mqtt://host:port` (or `tcp://`), port 1883 if omitted; or
+        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
         public var brokerURL: String
         /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead
         /// when a PINGREQ stays unanswered, at most one keep-alive after the last packet received.
@@ -49,7 +50,7 @@ extension MQTTTransport {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - brokerURL: The broker, for example `"mqtt://127.0.0.1:1883"`.
+        ///   - brokerURL: The broker, for example `"mqtt://127.0.0.1:1883"` or `"ws://127.0.0.1:9883/mqtt"`.
         ///   - keepAlive: The keep-alive interval; defaults to 60 s.
         ///   - cleanSession: Defaults to `true`.
         ///   - username: Defaults to none.

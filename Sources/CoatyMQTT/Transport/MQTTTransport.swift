@@ -2,12 +2,14 @@ public import CoatyCommunication
 import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyWebSocket
 
-/// A `Transport` that speaks MQTT 3.1.1 over TCP to a broker such as mosquitto.
+/// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`) or
+/// WebSocket (`ws://`).
 ///
-/// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect and CONNECT/CONNACK
-/// within ``Configuration/connectTimeout``, then a reader, a writer and a keep-alive timer run as child
-/// tasks while `body` uses the connection. Reconnecting, re-subscribing and the offline queue are the
+/// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect (and, for `ws://`,
+/// the WebSocket opening handshake) and CONNECT/CONNACK within ``Configuration/connectTimeout``, then
+/// a reader, a writer and a keep-alive timer run as child tasks while `body` uses the connection. Reconnecting, re-subscribing and the offline queue are the
 /// `CommunicationManager`'s job, on top of this type. With ``Configuration/cleanSession`` `false`, the
 /// transport carries the client's half of the MQTT session (unacknowledged QoS 1/2 exchanges) from one
 /// connection to the next.
@@ -93,12 +95,7 @@ public struct MQTTTransport: Transport {
                 TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
             }
         ) { () async throws -> (MQTTConnection, MQTTPacketDecoder, Bool) in
-            let socket: TCPConnection
-            do {
-                socket = try await TCPConnection.connect(host: broker.host, port: broker.port)
-            } catch let error as SocketError {
-                throw TransportError(.connectFailed, "cannot connect to \(broker): \(error)", underlying: error)
-            }
+            let socket = try await Self.open(broker, configuration: configuration)
             let connection = MQTTConnection(
                 socket: socket,
                 broker: broker,
@@ -166,6 +163,33 @@ public struct MQTTTransport: Transport {
             }
             logger.info("disconnected from \(broker)")
             return result
+        }
+    }
+
+    /// Opens the byte stream to the broker: a TCP connection, or a WebSocket connection for `ws://`.
+    ///
+    /// - Throws: `TransportError` `.connectFailed`; `CancellationError`.
+    private static func open(
+        _ broker: MQTTBrokerAddress,
+        configuration: Configuration
+    ) async throws -> any ByteStreamConnection {
+        do {
+            guard let path = broker.webSocketPath else {
+                return try await TCPConnection.connect(host: broker.host, port: broker.port)
+            }
+            // Frames from the broker may hold several packets: allow at least 64 KiB beyond the packet
+            // limit's worth.
+            let frameLimit = max(configuration.maximumPacketSize, 1 << 16)
+            return try await WebSocketConnection.connect(
+                host: broker.host,
+                port: broker.port,
+                path: path,
+                configuration: .init(maximumFrameSize: frameLimit)
+            )
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw TransportError(.connectFailed, "cannot connect to \(broker): \(error)", underlying: error)
         }
     }
 

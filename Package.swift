@@ -120,7 +120,7 @@ let package = Package(
             name: "CoatyBrokerTests",
             dependencies: [
                 "CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "CoatyTesting", "CoatyMQTT",
-                "CoatyCommunication",
+                "CoatyCommunication", "CoatyWebSocket",
             ],
             swiftSettings: swiftSettings
         ),

@@ -25,12 +25,14 @@ struct CommandParsingTests {
         var expected = BrokerOptions()
         expected.host = "0.0.0.0"
         expected.port = 0
+        expected.webSocketPort = 9883
         expected.maximumPacketSize = 4096
         expected.username = "u"
         expected.password = "p"
         expected.verbose = true
         let parsed = try Command(parsing: [
-            "broker", "--host", "0.0.0.0", "--port=0", "--max-packet-size", "4096", "-u", "u", "--password", "p", "-v",
+            "broker", "--host", "0.0.0.0", "--port=0", "--ws-port", "9883", "--max-packet-size", "4096", "-u", "u",
+            "--password", "p", "-v",
         ])
         #expect(parsed == .broker(expected))
     }
@@ -90,11 +92,13 @@ struct CommandParsingTests {
         (["broker", "--port"], "missing value for '--port'", "broker"),
         (["broker", "--port", "70000"], "'--port' must be a number from 0 to 65535, not '70000'", "broker"),
         (["broker", "--port", "x"], "'--port' must be a number from 0 to 65535, not 'x'", "broker"),
+        (["broker", "--ws-port", "65536"], "'--ws-port' must be a number from 0 to 65535, not '65536'", "broker"),
         (["broker", "--username", "u"], "'--username' and '--password' go together", "broker"),
         (["broker", "--verbose=yes"], "'--verbose' takes no value", "broker"),
         (["broker", "extra"], "unexpected argument 'extra'", "broker"),
         (
-            ["monitor", "--broker", "http://x"], "'--broker' takes an address like mqtt://host:port, not 'http://x'",
+            ["monitor", "--broker", "http://x"],
+            "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not 'http://x'",
             "monitor"
         ),
         (
@@ -127,11 +131,20 @@ struct CommandParsingTests {
     @Test(arguments: [
         (
             ["discover", "--broker", "mqtt://host:99999"],
-            "'--broker' takes an address like mqtt://host:port, not 'mqtt://host:99999'"
+            "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not 'mqtt://host:99999'"
         ),
-        (["discover", "-b", "mqtt://:1883"], "'--broker' takes an address like mqtt://host:port, not 'mqtt://:1883'"),
-        (["discover", "-b", "mqtt://"], "'--broker' takes an address like mqtt://host:port, not 'mqtt://'"),
-        (["discover", "-b", "tcp://h:x"], "'--broker' takes an address like mqtt://host:port, not 'tcp://h:x'"),
+        (
+            ["discover", "-b", "mqtt://:1883"],
+            "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not 'mqtt://:1883'"
+        ),
+        (
+            ["discover", "-b", "mqtt://"],
+            "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not 'mqtt://'"
+        ),
+        (
+            ["discover", "-b", "tcp://h:x"],
+            "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not 'tcp://h:x'"
+        ),
         (["discover", "-P", "pw"], "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)"),
     ])
     func runTimeFailuresAreUsageErrors(arguments: [String], message: String) {

@@ -3,12 +3,13 @@ import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
 
-/// Serves one client connection: a reader (this task) that decodes packets and updates the shared
-/// state, and a writer child task that drains the connection's ``Outbox`` into the socket in batches.
+/// Serves one client connection, over TCP or WebSocket: a reader (this task) that decodes packets and
+/// updates the shared state, and a writer child task that drains the connection's ``Outbox`` into the
+/// socket in batches.
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
-    let socket: TCPConnection
+    let socket: any ByteStreamConnection
     let id: ConnectionID
 
     /// Why a connection ended.
@@ -118,7 +119,7 @@ struct ClientConnection: Sendable {
 
     // MARK: - Writer
 
-    private static func write(_ outbox: Outbox, to socket: TCPConnection, logger: Logger) async {
+    private static func write(_ outbox: Outbox, to socket: any ByteStreamConnection, logger: Logger) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
             Self.encode(items, into: &buffer, logger: logger)
@@ -265,9 +266,9 @@ final class ActivityWatch: Sendable {
 
     private let state: Mutex<State>
     /// The connection's socket; `nil` for a connection without one (tests, the fuzz harness).
-    private let socket: TCPConnection?
+    private let socket: (any ByteStreamConnection)?
 
-    init(socket: TCPConnection?, limit: Duration?) {
+    init(socket: (any ByteStreamConnection)?, limit: Duration?) {
         self.socket = socket
         self.state = Mutex(State(lastActivity: .now, limit: limit))
     }

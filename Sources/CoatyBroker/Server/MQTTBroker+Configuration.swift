@@ -74,7 +74,19 @@ extension MQTTBroker {
         /// or password with return code 4 (bad username or password).
         public var credentials: Credentials?
         /// How long a new connection may take to send its CONNECT before it is closed. Defaults to 10 s.
+        ///
+        /// On the WebSocket listener the opening handshake has this long too, and the CONNECT as long
+        /// again after it.
         public var connectTimeout: Duration
+        /// The port of a second listener for MQTT over WebSocket (RFC 6455: binary frames, subprotocol
+        /// `mqtt` or `mqttv3.1`, any request path), as browser clients such as mqtt.js connect; `0` for
+        /// a free port (read it from ``MQTTBroker/webSocketPort``), `nil` (the default) for none.
+        ///
+        /// It listens on the same host as the TCP listener. WebSocket frames and fragmented messages
+        /// larger than ``maximumPacketSize`` (at least 64 KiB) close the connection with status 1009;
+        /// the opening handshake may be at most 8 KiB (431 beyond it), and a malformed one is answered
+        /// with 400 and closed.
+        public var webSocketPort: Int?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: Logger
@@ -92,6 +104,7 @@ extension MQTTBroker {
         ///   - maximumOfflineSessions: The persistent sessions kept offline. Defaults to 10,000.
         ///   - credentials: Required credentials, or `nil` for anonymous access. Defaults to `nil`.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
+        ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
         ///   - logger: The logger. Defaults to `Logger.disabled`.
         public init(
             maximumPacketSize: Int = 1 << 20,
@@ -104,6 +117,7 @@ extension MQTTBroker {
             maximumOfflineSessions: Int = 10_000,
             credentials: Credentials? = nil,
             connectTimeout: Duration = .seconds(10),
+            webSocketPort: Int? = nil,
             logger: Logger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
@@ -116,6 +130,7 @@ extension MQTTBroker {
             self.maximumOfflineSessions = maximumOfflineSessions
             self.credentials = credentials
             self.connectTimeout = connectTimeout
+            self.webSocketPort = webSocketPort
             self.logger = logger
         }
     }

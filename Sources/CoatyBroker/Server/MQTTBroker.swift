@@ -1,6 +1,7 @@
 import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyWebSocket
 import Synchronization
 
 /// An embedded MQTT 3.1.1 broker for development, tests and small deployments.
@@ -25,8 +26,12 @@ public final class MQTTBroker: Sendable {
     public let configuration: Configuration
     /// The TCP port the broker listens on (the one the OS chose when bound with port 0).
     public let port: Int
+    /// The port of the WebSocket listener (MQTT over `ws://`), or `nil` when
+    /// ``Configuration/webSocketPort`` is `nil`; the one the OS chose when configured with 0.
+    public let webSocketPort: Int?
 
     let listener: TCPListener
+    let webSocketListener: TCPListener?
     let core: Mutex<Core>
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
@@ -51,9 +56,11 @@ public final class MQTTBroker: Sendable {
         var congestedConnections: Set<ConnectionID> = []
     }
 
-    private init(listener: TCPListener, configuration: Configuration) {
+    private init(listener: TCPListener, webSocketListener: TCPListener?, configuration: Configuration) {
         self.listener = listener
         self.port = listener.port
+        self.webSocketListener = webSocketListener
+        self.webSocketPort = webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
         let limits = BrokerSessions.Limits(
@@ -68,7 +75,7 @@ public final class MQTTBroker: Sendable {
         self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
     }
 
-    /// Creates the listening socket without serving yet.
+    /// Creates the listening socket (and the WebSocket one, if configured) without serving yet.
     ///
     /// Connections that arrive before ``run()`` is called wait in the listen backlog.
     ///
@@ -79,7 +86,7 @@ public final class MQTTBroker: Sendable {
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
     /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a non-positive limit, a maximum
-    ///   packet size above 268,435,455 bytes or a port out of range, or `.bindFailed` if the socket cannot be bound.
+    ///   packet size above 268,435,455 bytes or a port out of range, or `.bindFailed` if a socket cannot be bound.
     public static func bind(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -87,6 +94,9 @@ public final class MQTTBroker: Sendable {
     ) throws -> MQTTBroker {
         guard (0...65_535).contains(port) else {
             throw BrokerError(.invalidConfiguration, "port \(port) is out of range")
+        }
+        if let webSocketPort = configuration.webSocketPort, !(0...65_535).contains(webSocketPort) {
+            throw BrokerError(.invalidConfiguration, "WebSocket port \(webSocketPort) is out of range")
         }
         guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
             configuration.maximumQueuedBytesPerClient >= 1,
@@ -115,21 +125,39 @@ public final class MQTTBroker: Sendable {
         } catch {
             throw BrokerError(.bindFailed, "cannot listen on \(host):\(port)", underlying: error)
         }
-        return MQTTBroker(listener: listener, configuration: configuration)
+        var webSocketListener: TCPListener?
+        if let webSocketPort = configuration.webSocketPort {
+            do {
+                webSocketListener = try TCPListener.bind(host: host, port: webSocketPort)
+            } catch {
+                listener.close()
+                throw BrokerError(
+                    .bindFailed,
+                    "cannot listen for WebSocket connections on \(host):\(webSocketPort)",
+                    underlying: error
+                )
+            }
+        }
+        return MQTTBroker(listener: listener, webSocketListener: webSocketListener, configuration: configuration)
     }
 
     /// Accepts and serves clients until the calling task is cancelled.
     ///
-    /// Each connection is served in a child task of a discarding task group. Cancelling the task that
-    /// runs this method closes the listener and every connection (publishing the wills of clients that
-    /// had one) and then returns. Call it once per broker.
+    /// Each connection is served in a child task of a discarding task group, over TCP or, on the
+    /// WebSocket listener, after the WebSocket opening handshake. Cancelling the task that runs this
+    /// method closes the listeners and every connection (publishing the wills of clients that had one)
+    /// and then returns. Call it once per broker.
     ///
-    /// - Throws: `CancellationError` when cancelled; ``BrokerError`` with code `.acceptFailed` if the
+    /// - Throws: `CancellationError` when cancelled; ``BrokerError`` with code `.acceptFailed` if a
     ///   listening socket fails permanently.
     public func run() async throws {
-        self.logger.info("broker listening", metadata: ["port": "\(self.port)"])
+        self.logger.info(
+            "broker listening",
+            metadata: ["port": "\(self.port)", "webSocketPort": "\(self.webSocketPort.map(String.init) ?? "off")"]
+        )
         defer {
             self.listener.close()
+            self.webSocketListener?.close()
             let continuations = self.observers.withLock { observers in
                 observers.isStopped = true
                 defer { observers.continuations = [:] }
@@ -140,11 +168,21 @@ public final class MQTTBroker: Sendable {
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            if let webSocketListener = self.webSocketListener {
+                group.addTask { try await self.serve(webSocketListener, overWebSocket: true) }
+            }
+            try await self.serve(self.listener, overWebSocket: false)
+        }
+    }
+
+    /// Accepts connections from `listener` and serves each in a child task until cancelled.
+    private func serve(_ listener: TCPListener, overWebSocket: Bool) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
             var transientFailures = 0
             while true {
                 let socket: TCPConnection
                 do {
-                    socket = try await self.listener.accept()
+                    socket = try await listener.accept()
                     transientFailures = 0
                 } catch let error as SocketError where Self.isTransient(error) {
                     // Out of descriptors or an aborted handshake: keep serving the existing clients.
@@ -159,11 +197,45 @@ public final class MQTTBroker: Sendable {
                     throw BrokerError(.acceptFailed, "the listening socket failed", underlying: error)
                 }
                 let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
-                group.addTask {
-                    await ClientConnection(broker: self, socket: socket, id: id).serve()
+                if overWebSocket {
+                    group.addTask { await self.serveWebSocket(socket, id: id) }
+                } else {
+                    group.addTask { await ClientConnection(broker: self, socket: socket, id: id).serve() }
                 }
             }
         }
+    }
+
+    /// The limits of a WebSocket connection: frames and fragmented messages up to the maximum packet
+    /// size, at least 64 KiB (the frames a client may fill with several small packets), and a
+    /// handshake of at most 8 KiB.
+    var webSocketConfiguration: WebSocketConnection.Configuration {
+        let limit = max(self.configuration.maximumPacketSize, 1 << 16)
+        return WebSocketConnection.Configuration(maximumFrameSize: limit, maximumMessageSize: limit)
+    }
+
+    /// Performs the WebSocket opening handshake within the connect timeout, then serves the MQTT
+    /// session over the WebSocket connection.
+    private func serveWebSocket(_ tcp: TCPConnection, id: ConnectionID) async {
+        // The sweeper closes the socket of a client that does not complete the handshake in time;
+        // the CONNECT timeout then starts afresh in `ClientConnection`.
+        let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout)
+        self.watches.withLock { $0[id] = watch }
+        let socket: WebSocketConnection
+        do {
+            socket = try await WebSocketConnection.accept(tcp, configuration: self.webSocketConfiguration)
+        } catch {
+            _ = self.watches.withLock { $0.removeValue(forKey: id) }
+            tcp.close()
+            let reason = watch.hasFired ? "timed out" : "\(error)"
+            self.logger.notice(
+                "WebSocket handshake failed",
+                metadata: ["remote": "\(tcp.remoteDescription)", "reason": "\(reason)"]
+            )
+            return
+        }
+        _ = self.watches.withLock { $0.removeValue(forKey: id) }
+        await ClientConnection(broker: self, socket: socket, id: id).serve()
     }
 
     /// Enforces connect timeouts and keep-alives: every 250 ms, closes connections past their deadline.

@@ -67,10 +67,10 @@ final class Outbox: Sendable {
     let byteCapacity: Int
     /// The socket this outbox feeds; closed by ``abort()``. `nil` for a connection without one (tests,
     /// the fuzz harness).
-    let socket: TCPConnection?
+    let socket: (any ByteStreamConnection)?
     private let state = Mutex(State())
 
-    init(socket: TCPConnection?, capacity: Int, hardLimit: Int, byteCapacity: Int) {
+    init(socket: (any ByteStreamConnection)?, capacity: Int, hardLimit: Int, byteCapacity: Int) {
         self.socket = socket
         self.capacity = max(1, capacity)
         self.hardLimit = max(self.capacity, hardLimit)
@@ -80,7 +80,7 @@ final class Outbox: Sendable {
     /// Creates the outbox of a client connection with the broker's limits: ``capacity`` and
     /// ``byteCapacity`` are the queue bounds, ``hardLimit`` is 2 × (the queue bound + the in-flight
     /// window) + 16 packets.
-    convenience init(socket: TCPConnection?, configuration: MQTTBroker.Configuration) {
+    convenience init(socket: (any ByteStreamConnection)?, configuration: MQTTBroker.Configuration) {
         self.init(
             socket: socket,
             capacity: configuration.maximumQueuedMessagesPerClient,

@@ -31,7 +31,7 @@ enum Help {
         """
 
     private static let connectionOptions = """
-          -b, --broker <url>      The broker, mqtt://host:port. (default: mqtt://127.0.0.1:1883)
+          -b, --broker <url>      The broker, mqtt://host:port or ws://host:port/path. (default: mqtt://127.0.0.1:1883)
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
           -P, --password <pw>     MQTT password (with --username).
@@ -40,11 +40,12 @@ enum Help {
     static let broker = """
         OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
 
-        USAGE: coaty broker [--host <host>] [--port <port>] [--max-packet-size <bytes>] [--username <name> --password <pw>] [--verbose]
+        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--username <name> --password <pw>] [--verbose]
 
         OPTIONS:
           --host <host>               The address to listen on. (default: 127.0.0.1)
           -p, --port <port>           The TCP port; 0 picks a free one. (default: 1883)
+          --ws-port <port>            Also accept MQTT over WebSocket (ws://) on this port; 0 picks a free one. (default: off)
           --max-packet-size <bytes>   Disconnect clients that send larger packets.
           -u, --username <name>       Require this user name (with --password).
           -P, --password <pw>         Require this password (with --username).

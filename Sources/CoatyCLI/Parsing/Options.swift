@@ -6,6 +6,8 @@ import CoatyModel
 struct BrokerOptions: Equatable {
     var host = "127.0.0.1"
     var port = 1883
+    /// The port of the WebSocket listener (`--ws-port`), or `nil` for none.
+    var webSocketPort: Int?
     var maximumPacketSize: Int?
     var username: String?
     var password: String?
@@ -20,6 +22,15 @@ struct BrokerOptions: Equatable {
             case .option("host", let inline): self.host = try scanner.value(for: "host", inline: inline)
             case .option("port", let inline), .option("p", let inline):
                 self.port = try parsePort(try scanner.value(for: "port", inline: inline), subcommand: "broker")
+            case .option("ws-port", let inline):
+                let text = try scanner.value(for: "ws-port", inline: inline)
+                guard let port = Int(text), (0...65_535).contains(port) else {
+                    throw UsageError(
+                        "'--ws-port' must be a number from 0 to 65535, not '\(text)'",
+                        subcommand: "broker"
+                    )
+                }
+                self.webSocketPort = port
             case .option("max-packet-size", let inline):
                 let text = try scanner.value(for: "max-packet-size", inline: inline)
                 guard let size = Int(text), size >= 16, size <= 268_435_455 else {
@@ -65,10 +76,11 @@ struct ConnectionOptions: Equatable {
             let url = try scanner.value(for: "broker", inline: inline)
             // The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage
             // error now rather than a connect failure after the timeout.
-            guard url.hasPrefix("mqtt://") || url.hasPrefix("tcp://"), (try? MQTTBrokerAddress(parsing: url)) != nil
+            guard ["mqtt://", "tcp://", "ws://"].contains(where: url.hasPrefix),
+                (try? MQTTBrokerAddress(parsing: url)) != nil
             else {
                 throw UsageError(
-                    "'--broker' takes an address like mqtt://host:port, not '\(url)'",
+                    "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not '\(url)'",
                     subcommand: scanner.subcommand
                 )
             }

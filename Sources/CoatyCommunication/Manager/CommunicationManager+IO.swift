@@ -25,6 +25,16 @@ extension CommunicationManager {
         }
     }
 
+    /// Observes the Associate events of the IO context of each of `nodes`, once per context name, as
+    /// the IO source and actor controllers do for the nodes holding their IO points.
+    func observeAssociates(ofContextsOf nodes: [IONode]) async throws -> [EventStream<AssociateEvent>] {
+        var observations: [EventStream<AssociateEvent>] = []
+        for contextName in Set(nodes.map(\.name)) {
+            observations.append(try await self.observeAssociate(ioContextName: contextName))
+        }
+        return observations
+    }
+
     /// Observes the IO state of an IO source or actor in an IO context, derived from the Associate
     /// events of that context: yields the current state first (no associations), then every change.
     /// An IO source's state carries the largest update rate of its associations; an IO actor's

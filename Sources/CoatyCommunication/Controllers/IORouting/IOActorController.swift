@@ -56,10 +56,9 @@ public final class IOActorController: Controller {
         for node in nodes {
             for actor in node.ioActors ?? [] { items[actor.objectID] = Item(contextName: node.name) }
         }
-        var observations: [EventStream<AssociateEvent>] = []
-        for contextName in Set(nodes.filter { !($0.ioActors ?? []).isEmpty }.map(\.name)) {
-            observations.append(try await controller.communication.observeAssociate(ioContextName: contextName))
-        }
+        let observations = try await controller.communication.observeAssociates(
+            ofContextsOf: nodes.filter { !($0.ioActors ?? []).isEmpty }
+        )
         self.state.withLock { state in
             state.controller = controller
             state.items = items

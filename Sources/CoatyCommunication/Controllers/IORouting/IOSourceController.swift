@@ -70,10 +70,9 @@ public final class IOSourceController: Controller {
         for node in nodes {
             for source in node.ioSources ?? [] { items[source.objectID] = Item(source: source, contextName: node.name) }
         }
-        var observations: [EventStream<AssociateEvent>] = []
-        for contextName in Set(nodes.filter { !($0.ioSources ?? []).isEmpty }.map(\.name)) {
-            observations.append(try await controller.communication.observeAssociate(ioContextName: contextName))
-        }
+        let observations = try await controller.communication.observeAssociates(
+            ofContextsOf: nodes.filter { !($0.ioSources ?? []).isEmpty }
+        )
         self.state.withLock { state in
             state.controller = controller
             state.items = items

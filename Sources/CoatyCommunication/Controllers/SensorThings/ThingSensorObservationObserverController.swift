@@ -20,6 +20,10 @@ import Synchronization
 /// it names the thing or the sensor itself, which is what a ``SensorSourceController`` sends when a
 /// sensor is unregistered. On shutdown every sensor is reported removed and the streams finish.
 ///
+/// It keeps every thing and sensor its filters accept, with one sensor query per thing and one
+/// channel subscription per sensor, until they are deadvertised, as coaty-js does: there is no limit,
+/// so agents that advertise ever new things grow it. Filter things and sensors to bound what is kept.
+///
 /// Where this differs locally from coaty-js, which subclasses `ThingObserverController` and adds a
 /// `thing` property to each sensor object:
 /// - a sensor comes with its thing as a ``RegisteredSensor``, and the thing and sensor filters are

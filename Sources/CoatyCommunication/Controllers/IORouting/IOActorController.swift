@@ -1,3 +1,4 @@
+import CoatyCore
 public import CoatyModel
 import Synchronization
 
@@ -67,7 +68,7 @@ public final class IOActorController: Controller {
             controller.spawn { [weak self] in
                 for await associate in associations {
                     guard let self else { return }
-                    try await self.take(associate, controller: controller)
+                    await self.take(associate, controller: controller)
                 }
             }
         }
@@ -181,8 +182,20 @@ public final class IOActorController: Controller {
     /// Applies an Associate to the actor it names: starts observing a new route (returning once the
     /// subscription is in place) or releases one that lost its last source, then tells the
     /// association's observers.
-    private func take(_ associate: AssociateEvent, controller: ControllerContext) async throws {
+    ///
+    /// A received Associate's route need only be non-empty, as in coaty-js; one that is not a topic
+    /// name (a `+` or `#`, say) cannot be observed, so the event is ignored with a warning and the
+    /// actor's associations stay as they were. Throwing here would end the loop that applies every
+    /// later Associate of the context.
+    private func take(_ associate: AssociateEvent, controller: ControllerContext) async {
         let actorID = associate.ioActorID
+        if let route = associate.associatingRoute, !IOValueEvent.isValidRoute(route) {
+            controller.logger.warning(
+                "\(controller.controllerName): ignoring an Associate of actor \(actorID) on route '\(route)', "
+                    + "which is not a valid topic name"
+            )
+            return
+        }
         let change = self.state.withLock { state -> (added: String?, released: WorkHandle?, token: Int)? in
             guard var item = state.items[actorID], !state.isStopped,
                 associate.ioContextName.utf8.elementsEqual(item.contextName.utf8)
@@ -197,7 +210,8 @@ public final class IOActorController: Controller {
         change.released?.cancel()
         var work: (handle: WorkHandle, route: String)?
         if let route = change.added {
-            let values = try await controller.communication.observeIOValue(route: route)
+            // Cannot throw: the route was checked above as observeIOValue checks it.
+            guard let values = try? await controller.communication.observeIOValue(route: route) else { return }
             let handle = controller.spawn { [weak self] in
                 for await value in values { self?.forward(value, to: actorID, on: route, token: change.token) }
             }

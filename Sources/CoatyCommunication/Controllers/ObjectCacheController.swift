@@ -44,6 +44,8 @@ public final class ObjectCacheController: Controller {
     /// One object id being resolved: the callers waiting for it and the Discovers published for it,
     /// whose response subscriptions last as long as the resolution.
     private struct Resolution {
+        /// Tells this resolution from a later one of the same object id.
+        let generation: UInt64
         var waiters: [UInt64: EventStream<CoatyObject>.Continuation] = [:]
         var discovers: [EventStream<Never>] = []
     }
@@ -119,7 +121,7 @@ public final class ObjectCacheController: Controller {
         let waiterID = self.nextWaiterID.wrappingAdd(1, ordering: .relaxed).oldValue
         enum Step {
             case cached(CoatyObject)
-            case discover(ControllerContext)
+            case discover(ControllerContext, generation: UInt64)
             case wait
         }
         let step = try self.state.withLock { state throws(CommunicationError) -> Step in
@@ -127,14 +129,15 @@ public final class ObjectCacheController: Controller {
                 throw CommunicationError(.notRunning, "the controller is not running in a container")
             }
             if let object = state.cache[objectID] { return .cached(object) }
-            let isPending = state.pending[objectID] != nil
-            state.pending[objectID, default: Resolution()].waiters[waiterID] = continuation
-            return isPending && !rediscover ? .wait : .discover(context)
+            let pending = state.pending[objectID]
+            let generation = pending?.generation ?? waiterID
+            state.pending[objectID, default: Resolution(generation: generation)].waiters[waiterID] = continuation
+            return pending != nil && !rediscover ? .wait : .discover(context, generation: generation)
         }
         if case .cached(let object) = step { return object }
         // Runs at once if the resolution already ended it.
         continuation.onTermination { [weak self] in self?.removeWaiter(waiterID, of: objectID) }
-        if case .discover(let context) = step {
+        if case .discover(let context, let generation) = step {
             do {
                 let responses: EventStream<Never> = try await context.communication.discover(
                     try DiscoverEvent.byObjectID(objectID)
@@ -142,9 +145,14 @@ public final class ObjectCacheController: Controller {
                     if let self, let object = resolve.object { self.resolved(object, for: objectID) }
                     return nil
                 }
-                // A Resolve may already have come in (a handler answers on the publishing path); then
-                // the resolution is over and the responses are released here.
-                self.state.withLock { state in state.pending[objectID]?.discovers.append(responses) }
+                // A Resolve may already have come in (a handler answers on the publishing path), or
+                // every waiter gone, and another resolution of the same id begun; then this one is
+                // over and its responses are released here.
+                self.state.withLock { state in
+                    if state.pending[objectID]?.generation == generation {
+                        state.pending[objectID]?.discovers.append(responses)
+                    }
+                }
             } catch {
                 continuation.finish()
                 throw error

@@ -208,13 +208,14 @@ package final class TCPConnection: ByteStreamConnection {
     /// waiting for a peer that does not read is not an option. The caller must not be writing
     /// concurrently.
     ///
-    /// - Returns: Whether every byte was handed to the kernel.
-    package func writeWithoutWaiting(_ bytes: [UInt8]) -> Bool {
-        guard (try? self.handle.beginCall(.write, call: "write")) != nil else { return false }
+    /// - Returns: How many bytes were handed to the kernel: all, some, or none (0 also when the
+    ///   connection is closed or the call fails).
+    package func writeWithoutWaiting(_ bytes: [UInt8]) -> Int {
+        guard (try? self.handle.beginCall(.write, call: "write")) != nil else { return 0 }
         defer { self.handle.endCall() }
         let fd = self.handle.fd
-        guard case .done(let written) = bytes.withUnsafeBytes({ Syscalls.send(fd, $0) }) else { return false }
-        return written == bytes.count
+        guard case .done(let written) = bytes.withUnsafeBytes({ Syscalls.send(fd, $0) }) else { return 0 }
+        return written
     }
 
     /// Half-closes the connection: sends FIN, reads still work. Does nothing after ``close()``.

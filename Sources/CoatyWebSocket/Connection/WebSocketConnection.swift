@@ -24,6 +24,9 @@ package final class WebSocketConnection: ByteStreamConnection {
     private let writeLock = WriteLock()
     /// Whether a close frame was sent; no data frame may follow it.
     private let isCloseSent = Atomic<Bool>(false)
+    /// A close frame that could not be written because a writer held the lock: the holder writes it
+    /// before it lets go (see ``sendCloseWithoutWaiting(code:reason:)``).
+    private let pendingClose = Mutex<[UInt8]?>(nil)
 
     /// What the reader keeps between reads.
     private struct Inbound {
@@ -161,7 +164,8 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// so that closing with unread bytes does not reset the connection before the client has read
     /// the response. The caller's timeout bounds the wait.
     private static func refuse(_ tcp: TCPConnection, with response: HTTPHead) async {
-        guard tcp.writeWithoutWaiting(response.encoded) else { return }
+        let response = response.encoded
+        guard tcp.writeWithoutWaiting(response) == response.count else { return }
         tcp.shutdownOutput()
         var drained = 0
         while drained < 1 << 16, let bytes = try? await tcp.read(), !bytes.isEmpty { drained += bytes.count }
@@ -219,9 +223,16 @@ package final class WebSocketConnection: ByteStreamConnection {
                 self.close()
                 throw error
             case .ping(let payload):
-                try await self.send(
-                    WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: self.maskingKey())
-                )
+                // Once our close frame is out nothing else may follow it: the ping goes unanswered,
+                // and reading goes on until the peer's close frame or EOF.
+                guard !self.isCloseSent.load(ordering: .relaxed) else { continue }
+                do {
+                    try await self.send(
+                        WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: self.maskingKey())
+                    )
+                } catch let error as WebSocketError where error.code == .closed {
+                    continue
+                }
             case .closeReceived(let code):
                 // Echo the code (RFC 6455 §5.5.1) unless we closed first; no data may follow.
                 self.sendCloseWithoutWaiting(code: code, reason: "")
@@ -359,7 +370,10 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// Writes encoded frames under the write lock.
     private func send(_ frames: [UInt8]) async throws {
         try await self.writeLock.lock(closedError: SocketError.closed("write"))
-        defer { self.writeLock.unlock() }
+        defer {
+            self.writePendingClose()
+            self.writeLock.unlock()
+        }
         guard !self.isCloseSent.load(ordering: .relaxed) else {
             throw WebSocketError(.closed, "the connection is closing")
         }
@@ -368,11 +382,27 @@ package final class WebSocketConnection: ByteStreamConnection {
 
     /// Sends a close frame if none was sent yet, only if it goes out at once: a peer that does not
     /// read cannot hold a closing connection. Data written after it is refused.
+    ///
+    /// While a writer holds the lock the frame is left for it, and it writes the frame right after
+    /// its own (``writePendingClose()``): frames must not interleave. Trying the lock once more after
+    /// leaving the frame closes the gap where the writer let go in between.
     private func sendCloseWithoutWaiting(code: UInt16?, reason: String) {
-        guard !self.isCloseSent.exchange(true, ordering: .relaxed), self.writeLock.tryLock() else { return }
-        defer { self.writeLock.unlock() }
-        let frame = WebSocketFrame.close(code: code, reason: reason)
-        _ = self.tcp.writeWithoutWaiting(frame.encoded(maskingKey: self.maskingKey()))
+        guard !self.isCloseSent.exchange(true, ordering: .relaxed) else { return }
+        let frame = WebSocketFrame.close(code: code, reason: reason).encoded(maskingKey: self.maskingKey())
+        self.pendingClose.withLock { $0 = frame }
+        guard self.writeLock.tryLock() else { return }
+        self.writePendingClose()
+        self.writeLock.unlock()
+    }
+
+    /// Writes the pending close frame, if any; called with the write lock held. A socket that takes
+    /// none of it (its buffer is full) gets none: the peer sees FIN without a close frame (code 1006),
+    /// and what was written before still arrives. A socket that takes part of it would leave the peer a
+    /// truncated frame before FIN, so then the connection is closed at once instead.
+    private func writePendingClose() {
+        guard let frame = self.pendingClose.withLock({ $0.take() }) else { return }
+        let written = self.tcp.writeWithoutWaiting(frame)
+        if written > 0 && written < frame.count { self.tcp.close() }
     }
 
     // MARK: - Closing

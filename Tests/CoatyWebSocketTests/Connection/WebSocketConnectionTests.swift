@@ -68,6 +68,35 @@ struct WebSocketConnectionTests {
         #expect(received == upload)
     }
 
+    /// After its own close frame, a side leaves a ping unanswered and still reads to the peer's close
+    /// frame: the closing handshake ends normally, not with an error.
+    @Test func aPingAfterOurCloseDoesNotBreakTheClosingHandshake() async throws {
+        let frames = Mutex<[WebSocketFrame]>([])
+        let ending = try await self.withServer(
+            server: { accepted in
+                let server = try accepted.get()
+                server.shutdownOutput()  // close frame 1000, then FIN
+                let result: String
+                do {
+                    result = try await server.read().isEmpty ? "end" : "data"
+                } catch {
+                    result = "error: \(error)"
+                }
+                server.close()
+                return result
+            },
+            client: { port in
+                let peer = try await RawPeer.connect(port: port)
+                try await peer.send(WebSocketFrame(opcode: .ping, payload: Array("late".utf8)))
+                try await peer.send(.close(code: 1000))
+                let answer = try await peer.framesUntilEOF()
+                frames.withLock { $0 = answer }
+            }
+        )
+        #expect(ending == "end")
+        #expect(frames.withLock { $0 } == [.close(code: 1000)])
+    }
+
     @Test func pingBetweenFragmentsIsAnsweredAndCloseIsEchoed() async throws {
         let frames = Mutex<[WebSocketFrame]>([])
         let received = try await self.withServer(

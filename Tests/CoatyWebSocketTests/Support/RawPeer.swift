@@ -1,11 +1,13 @@
 import CoatySockets
 import CoatyWebSocket
+import Synchronization
 import Testing
 
 /// A hand-driven WebSocket peer over a plain TCP connection, for sending exactly the bytes a test
 /// wants (malformed ones included) and checking what comes back.
 final class RawPeer: Sendable {
     let tcp: TCPConnection
+    private let leftover = Mutex<[UInt8]>([])
 
     init(_ tcp: TCPConnection) { self.tcp = tcp }
 
@@ -23,7 +25,8 @@ final class RawPeer: Sendable {
         return peer
     }
 
-    /// Reads until the HTTP head's blank line; returns it as text. Bytes after it are not expected.
+    /// Reads until the HTTP head's blank line; returns it as text. Bytes that came after it in the
+    /// same read (frames the server sent at once) are kept for ``readToEnd()``.
     func readHead() async throws -> String {
         var bytes: [UInt8] = []
         while HTTPHead.end(in: bytes) == nil {
@@ -31,12 +34,14 @@ final class RawPeer: Sendable {
             if chunk.isEmpty { break }
             bytes += chunk
         }
-        return String(decoding: bytes, as: UTF8.self)
+        let end = HTTPHead.end(in: bytes) ?? bytes.count
+        self.leftover.withLock { $0 = Array(bytes[end...]) }
+        return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
-    /// Reads until EOF.
+    /// Reads until EOF, starting with what ``readHead()`` kept.
     func readToEnd() async throws -> [UInt8] {
-        var bytes: [UInt8] = []
+        var bytes: [UInt8] = self.leftover.withLock { $0 }
         while true {
             let chunk = try await self.tcp.read()
             if chunk.isEmpty { return bytes }

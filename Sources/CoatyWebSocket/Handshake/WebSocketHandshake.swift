@@ -23,6 +23,9 @@ package enum WebSocketHandshake {
 
     // MARK: - Client
 
+    /// The one subprotocol a client of this package offers.
+    package static let offeredSubprotocol = "mqtt"
+
     /// A client's opening request for `path` on `host:port`, offering subprotocol `mqtt`.
     package static func request(host: String, port: Int, path: String, key: String) -> HTTPHead {
         let hostField = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -34,7 +37,7 @@ package enum WebSocketHandshake {
                 ("Connection", "Upgrade"),
                 ("Sec-WebSocket-Key", key),
                 ("Sec-WebSocket-Version", "13"),
-                ("Sec-WebSocket-Protocol", "mqtt"),
+                ("Sec-WebSocket-Protocol", Self.offeredSubprotocol),
             ]
         )
     }
@@ -43,7 +46,9 @@ package enum WebSocketHandshake {
     ///
     /// - Returns: The subprotocol the server selected, if it named one.
     /// - Throws: ``WebSocketError`` `.handshakeFailed`: not a 101, a missing or wrong `Upgrade`,
-    ///   `Connection` or `Sec-WebSocket-Accept`, or a subprotocol other than `mqtt` or `mqttv3.1`.
+    ///   `Connection` or `Sec-WebSocket-Accept`, or a subprotocol other than the `mqtt` the request
+    ///   offered (RFC 6455 §4.1: the client fails a connection whose server selected one it did not
+    ///   offer).
     package static func validate(response: HTTPHead, key: String) throws(WebSocketError) -> String? {
         let status = response.startLine.split(separator: " ", maxSplits: 2)
         guard status.count >= 2, status[0].hasPrefix("HTTP/1."), status[1] == "101" else {
@@ -59,7 +64,7 @@ package enum WebSocketHandshake {
             throw WebSocketError(.handshakeFailed, "wrong or missing Sec-WebSocket-Accept")
         }
         guard let selected = response.value(of: "Sec-WebSocket-Protocol") else { return nil }
-        guard Self.mqttSubprotocols.contains(selected.lowercased()) else {
+        guard selected == Self.offeredSubprotocol else {
             throw WebSocketError(.handshakeFailed, "the server selected subprotocol '\(selected)'")
         }
         return selected
@@ -79,16 +84,21 @@ package enum WebSocketHandshake {
     ///
     /// Accepts a `GET` over HTTP/1.1 or later with `Upgrade: websocket`, a `Connection` field whose
     /// tokens include `upgrade` (case-insensitive), `Sec-WebSocket-Version: 13` and a
-    /// `Sec-WebSocket-Key` that is the base64 of 16 bytes; any path is accepted. Of the offered
-    /// subprotocols it selects `mqtt` or, failing that, `mqttv3.1`; a request that offers others only
-    /// is refused, and one that offers none is accepted without a subprotocol. A wrong version is
-    /// answered with 426 and `Sec-WebSocket-Version: 13` (RFC 6455 §4.4), anything else wrong with 400.
+    /// `Sec-WebSocket-Key` that is the base64 of 16 bytes, and a `Host` field (RFC 6455 §4.2.1); any
+    /// path is accepted. Of the offered subprotocols it selects `mqtt` or, failing that, `mqttv3.1`,
+    /// compared case-insensitively as mosquitto does and answered in the client's own spelling, which
+    /// is what a client checks its offer against; a request that offers others only is refused, and
+    /// one that offers none is accepted without a subprotocol. A wrong version is answered with 426 and
+    /// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4), anything else wrong with 400.
     package static func answer(to request: HTTPHead) -> Answer {
         let parts = request.startLine.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "GET", parts[1].hasPrefix("/") || parts[1].contains("://"),
             parts[2].hasPrefix("HTTP/1."), parts[2] != "HTTP/1.0"
         else {
             return Self.refusal(400, "Bad Request", reason: "not a GET over HTTP/1.1: '\(request.startLine)'")
+        }
+        guard request.value(of: "Host").map({ !$0.isEmpty }) == true else {
+            return Self.refusal(400, "Bad Request", reason: "no Host field")
         }
         guard request.tokens(of: "Upgrade").contains("websocket") else {
             return Self.refusal(400, "Bad Request", reason: "no 'Upgrade: websocket'")
@@ -107,8 +117,11 @@ package enum WebSocketHandshake {
         guard let key = request.value(of: "Sec-WebSocket-Key"), Base64.decode(key)?.count == 16 else {
             return Self.refusal(400, "Bad Request", reason: "a missing or malformed Sec-WebSocket-Key")
         }
-        let offered = request.tokens(of: "Sec-WebSocket-Protocol")
-        let subprotocol = Self.mqttSubprotocols.first { offered.contains($0) }
+        let offered = (request.value(of: "Sec-WebSocket-Protocol") ?? "").split(separator: ",")
+            .map { String($0.trimmingASCIISpaces()) }.filter { !$0.isEmpty }
+        let subprotocol = Self.mqttSubprotocols.lazy.compactMap { wanted in
+            offered.first { $0.lowercased() == wanted }
+        }.first
         if !offered.isEmpty && subprotocol == nil {
             return Self.refusal(400, "Bad Request", reason: "no MQTT subprotocol offered: \(offered)")
         }

@@ -55,7 +55,7 @@ struct HandshakeTests {
 
     @Test(
         arguments: [
-            ("mqttv3.1", "mqttv3.1"), ("chat, MQTT", "mqtt"), ("mqttv3.1, mqtt", "mqtt"), (nil, nil),
+            ("mqttv3.1", "mqttv3.1"), ("chat, MQTT", "MQTT"), ("mqttv3.1, mqtt", "mqtt"), (nil, nil),
         ] as [(String?, String?)]
     )
     func selectsAnMQTTSubprotocol(offered: String?, selected: String?) {
@@ -89,6 +89,8 @@ struct HandshakeTests {
             ("Upgrade", "h2c", "HTTP/1.1 400 Bad Request"),
             ("Connection", "keep-alive", "HTTP/1.1 400 Bad Request"),
             ("Sec-WebSocket-Protocol", "chat", "HTTP/1.1 400 Bad Request"),
+            ("Host", nil, "HTTP/1.1 400 Bad Request"),
+            ("Host", "", "HTTP/1.1 400 Bad Request"),
             ("Sec-WebSocket-Version", "8", "HTTP/1.1 426 Upgrade Required"),
             ("Sec-WebSocket-Version", nil, "HTTP/1.1 426 Upgrade Required"),
         ] as [(String, String?, String)]
@@ -143,9 +145,12 @@ struct HandshakeTests {
         notSwitching.startLine = "HTTP/1.1 400 Bad Request"
         var otherProtocol = good
         otherProtocol.fields.append(("Sec-WebSocket-Protocol", "chat"))
+        // RFC 6455 §4.1: a subprotocol the client did not offer fails the connection, even an MQTT one.
+        var notOffered = good
+        notOffered.fields.append(("Sec-WebSocket-Protocol", "mqttv3.1"))
         var noUpgrade = good
         noUpgrade.fields.removeFirst()
-        for response in [wrongAccept, notSwitching, otherProtocol, noUpgrade] {
+        for response in [wrongAccept, notSwitching, otherProtocol, notOffered, noUpgrade] {
             #expect(throws: WebSocketError.self) {
                 try WebSocketHandshake.validate(response: response, key: Self.rfcKey)
             }

@@ -182,8 +182,9 @@ package final class WebSocketConnection: ByteStreamConnection {
             guard !bytes.isEmpty else {
                 throw WebSocketError(.handshakeFailed, "the peer closed the connection during the handshake")
             }
+            let searched = buffer.count
             buffer += bytes
-            if let end = HTTPHead.end(in: buffer), end <= limit {
+            if let end = HTTPHead.end(in: buffer, searched: searched), end <= limit {
                 let head = HTTPHead(parsing: buffer[..<end])
                 // Whatever followed the head is the first frames; read at most `limit + 1` bytes in
                 // all, so that is little.

@@ -26,9 +26,13 @@ package struct HTTPHead: Sendable, Hashable {
 
     /// Where the head ends in `bytes`: the index after the blank line (`CRLF CRLF`), or `nil` if it is
     /// not complete yet.
-    package static func end(in bytes: [UInt8]) -> Int? {
+    ///
+    /// - Parameter searched: How many leading bytes an earlier call already found no end in: only a
+    ///   blank line ending after them is looked for, so a head that arrives a byte at a time costs
+    ///   linear time, not quadratic.
+    package static func end(in bytes: [UInt8], searched: Int = 0) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count
+        for index in max(3, searched)..<bytes.count
         where bytes[index] == 0x0A && bytes[index - 1] == 0x0D && bytes[index - 2] == 0x0A
             && bytes[index - 3] == 0x0D
         {

@@ -130,6 +130,19 @@ struct HandshakeTests {
         #expect(HTTPHead(parsing: Array(text.utf8)[...]) == nil)
     }
 
+    /// Resuming the search for the blank line after bytes already searched finds what a search of the
+    /// whole buffer finds, wherever the bytes were split.
+    @Test func theEndOfAHeadIsFoundWhereverTheBytesWereSplit() {
+        let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\n\r\nafter".utf8)
+        let whole = HTTPHead.end(in: bytes)
+        #expect(whole == bytes.count - 5)
+        for split in 0...bytes.count {
+            let first = Array(bytes[..<split])
+            let found = HTTPHead.end(in: first) ?? HTTPHead.end(in: bytes, searched: split)
+            #expect(found == whole, "split at \(split)")
+        }
+    }
+
     @Test func clientRejectsWrongAnswers() throws {
         let good = HTTPHead(
             startLine: "HTTP/1.1 101 Switching Protocols",

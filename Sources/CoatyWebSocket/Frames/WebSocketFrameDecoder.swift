@@ -126,11 +126,9 @@ package struct WebSocketFrameDecoder: Sendable {
             maskingKey = key
             headerLength += 4
         }
-        guard available >= headerLength + payloadLength else {
-            // Keep room for the rest of the frame, so appending does not reallocate over and over.
-            self.buffer.reserveCapacity(self.start + headerLength + payloadLength)
-            return nil
-        }
+        // Memory grows with the bytes that arrive (appending grows the buffer geometrically), not
+        // with what a header announces: a peer that sends a header and stalls costs little.
+        guard available >= headerLength + payloadLength else { return nil }
         let payloadStart = self.start + headerLength
         var payload = Array(self.buffer[payloadStart..<payloadStart + payloadLength])
         if let maskingKey {

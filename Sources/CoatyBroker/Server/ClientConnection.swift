@@ -74,6 +74,9 @@ struct ClientConnection: Sendable {
                 outbox.finish()
                 group.cancelAll()
                 await group.next()
+                // A WebSocket peer gets a close frame (1000) before FIN, if the socket takes it at once,
+                // so a browser sees a normal closure rather than 1006; over TCP this is only the FIN.
+                await self.socket.shutdownOutput()
                 self.socket.close()
             default:
                 outbox.abort()

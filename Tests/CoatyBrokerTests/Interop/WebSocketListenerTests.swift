@@ -2,6 +2,7 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
+import CoatyMQTTPackets
 import CoatySockets
 import CoatyTesting
 import CoatyWebSocket
@@ -95,6 +96,39 @@ struct WebSocketListenerTests {
             try await transport.withConnection(.init(clientID: "after"), onMessage: { _ in }) { connection in
                 try await connection.publish(TransportMessage(topic: "a", payload: [1], qos: .atLeastOnce))
             }
+        }
+    }
+
+    /// After a client's DISCONNECT the broker ends the WebSocket with a close frame (1000), so a
+    /// browser sees a normal closure.
+    @Test func disconnectIsFollowedByANormalClose() async throws {
+        try await MQTTBroker.withRunning(configuration: MQTTBroker.Configuration(webSocketPort: 0)) { broker in
+            let webSocketPort = try #require(broker.webSocketPort)
+            let tcp = try await TCPConnection.connect(host: "127.0.0.1", port: webSocketPort)
+            let key = "dGhlIHNhbXBsZSBub25jZQ=="
+            try await tcp.write(
+                WebSocketHandshake.request(host: "127.0.0.1", port: webSocketPort, path: "/", key: key).encoded
+            )
+            var bytes: [UInt8] = []
+            while HTTPHead.end(in: bytes) == nil {
+                let chunk = try await tcp.read()
+                try #require(!chunk.isEmpty)
+                bytes += chunk
+            }
+            let afterHead = Array(bytes[HTTPHead.end(in: bytes)!...])
+            let connect = try MQTTPacket.connect(.init(clientID: "leaving")).encoded()
+            let disconnect = try MQTTPacket.disconnect.encoded()
+            try await tcp.write(
+                WebSocketFrame(opcode: .binary, payload: connect + disconnect).encoded(maskingKey: 0x0102_0304)
+            )
+            var answer = afterHead
+            while let chunk = try? await tcp.read(), !chunk.isEmpty { answer += chunk }
+            var decoder = WebSocketFrameDecoder(role: .client, maximumFrameSize: 1 << 16, maximumMessageSize: 1 << 16)
+            decoder.append(answer)
+            var frames: [WebSocketFrame] = []
+            while let frame = try decoder.next() { frames.append(frame) }
+            #expect(frames.first?.opcode == .binary)  // the CONNACK
+            #expect(frames.last.flatMap(WebSocketFrameDecoder.closeCode(of:)) == 1000, "\(frames)")
         }
     }
 

@@ -33,3 +33,13 @@ struct FuzzInput {
     /// One of `values`, chosen by the next byte.
     mutating func pick<T>(_ values: [T]) -> T { values[Int(self.next()) % values.count] }
 }
+
+/// One step of SplitMix64, a small deterministic generator: for chunk sizes and the like, derived from
+/// an input byte so that a run can be replayed.
+func nextRandom(_ state: inout UInt64) -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+}

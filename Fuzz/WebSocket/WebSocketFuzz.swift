@@ -15,15 +15,6 @@
 //   Sec-WebSocket-Accept computed from its key and an MQTT subprotocol or none, a refused one a 4xx;
 //   a head that parses encodes to bytes that parse to the same head.
 
-/// One step of a small deterministic generator, for chunk sizes and masking keys.
-private func nextRandom(_ state: inout UInt64) -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-}
-
 /// What a decoder made of a whole stream.
 private struct Outcome: Equatable {
     var frames: [WebSocketFrame] = []

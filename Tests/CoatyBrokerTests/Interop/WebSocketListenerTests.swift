@@ -99,23 +99,29 @@ struct WebSocketListenerTests {
         }
     }
 
+    /// Connects to the broker's WebSocket port and completes the opening handshake by hand; returns the
+    /// connection and the bytes that came after the 101 response in the same reads.
+    static func openWebSocket(port: Int) async throws -> (TCPConnection, [UInt8]) {
+        let tcp = try await TCPConnection.connect(host: "127.0.0.1", port: port)
+        let key = "dGhlIHNhbXBsZSBub25jZQ=="
+        try await tcp.write(WebSocketHandshake.request(host: "127.0.0.1", port: port, path: "/", key: key).encoded)
+        var bytes: [UInt8] = []
+        while HTTPHead.end(in: bytes) == nil {
+            let chunk = try await tcp.read()
+            try #require(!chunk.isEmpty)
+            bytes += chunk
+        }
+        let end = try #require(HTTPHead.end(in: bytes))
+        #expect(String(decoding: bytes[..<end], as: UTF8.self).hasPrefix("HTTP/1.1 101 "))
+        return (tcp, Array(bytes[end...]))
+    }
+
     /// After a client's DISCONNECT the broker ends the WebSocket with a close frame (1000), so a
     /// browser sees a normal closure.
     @Test func disconnectIsFollowedByANormalClose() async throws {
         try await MQTTBroker.withRunning(configuration: MQTTBroker.Configuration(webSocketPort: 0)) { broker in
             let webSocketPort = try #require(broker.webSocketPort)
-            let tcp = try await TCPConnection.connect(host: "127.0.0.1", port: webSocketPort)
-            let key = "dGhlIHNhbXBsZSBub25jZQ=="
-            try await tcp.write(
-                WebSocketHandshake.request(host: "127.0.0.1", port: webSocketPort, path: "/", key: key).encoded
-            )
-            var bytes: [UInt8] = []
-            while HTTPHead.end(in: bytes) == nil {
-                let chunk = try await tcp.read()
-                try #require(!chunk.isEmpty)
-                bytes += chunk
-            }
-            let afterHead = Array(bytes[HTTPHead.end(in: bytes)!...])
+            let (tcp, afterHead) = try await Self.openWebSocket(port: webSocketPort)
             let connect = try MQTTPacket.connect(.init(clientID: "leaving")).encoded()
             let disconnect = try MQTTPacket.disconnect.encoded()
             try await tcp.write(
@@ -138,18 +144,7 @@ struct WebSocketListenerTests {
         let configuration = MQTTBroker.Configuration(maximumPacketSize: 100_000, webSocketPort: 0)
         try await MQTTBroker.withRunning(configuration: configuration) { broker in
             let webSocketPort = try #require(broker.webSocketPort)
-            let tcp = try await TCPConnection.connect(host: "127.0.0.1", port: webSocketPort)
-            let key = "dGhlIHNhbXBsZSBub25jZQ=="
-            try await tcp.write(
-                WebSocketHandshake.request(host: "127.0.0.1", port: webSocketPort, path: "/", key: key).encoded
-            )
-            var bytes: [UInt8] = []
-            while HTTPHead.end(in: bytes) == nil {
-                let chunk = try await tcp.read()
-                try #require(!chunk.isEmpty)
-                bytes += chunk
-            }
-            #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 101 "))
+            let (tcp, _) = try await Self.openWebSocket(port: webSocketPort)
             // A binary frame announcing 100,001 bytes (masked, 64-bit length); only its header is sent.
             try await tcp.write([0x82, 0xFF, 0, 0, 0, 0, 0, 0x01, 0x86, 0xA1, 1, 2, 3, 4])
             var answer: [UInt8] = []

@@ -150,8 +150,7 @@ public final class ObjectLifecycleController: Controller {
     @discardableResult
     public func advertiseDiscoverableObject(_ object: CoatyObject) async throws -> CoatyObject {
         let context = try self.requireContext()
-        let copy = try Self.copy(
-            object,
+        let copy = try object.copied(
             parent: context.identity.objectID,
             family: context.communication.configuration.objectFamily
         )
@@ -209,15 +208,6 @@ public final class ObjectLifecycleController: Controller {
             throw CommunicationError(.notRunning, "the controller has not been initialised by a container")
         }
         return context
-    }
-
-    /// A copy of `object` whose `parentObjectId` is `parent`, decoded through `family`.
-    static func copy(_ object: CoatyObject, parent: ObjectID, family: ObjectFamily) throws -> CoatyObject {
-        guard case .object(var members) = try object.jsonValue else {
-            throw CommunicationError(.invalidArgument, "object \(object.objectID) does not encode as a JSON object")
-        }
-        members["parentObjectId"] = .string(parent.rawValue)
-        return try CoatyJSONDecoder(family: family).decode(CoatyObject.self, fromValue: .object(members))
     }
 }
 

@@ -139,7 +139,7 @@ public final class HistorianController: Controller {
     {
         let context = try self.requireContext()
         let family = context.communication.configuration.objectFamily
-        let copy = try CoatyJSONDecoder(family: family).decode(CoatyObject.self, fromValue: try object.jsonValue)
+        let copy = try object.copied(family: family)
         let snapshot = Snapshot(
             name: "\(object.objectType) \(object.name)",
             object: copy,

@@ -264,8 +264,7 @@ public final class IORouter: Controller {
 
     /// A copy of `ioContext` whose parent is this agent's identity, as coaty-js sets it.
     private static func owned(_ ioContext: IOContext, by controller: ControllerContext) throws -> IOContext {
-        let copy = try ObjectLifecycleController.copy(
-            ioContext,
+        let copy = try ioContext.copied(
             parent: controller.identity.objectID,
             family: controller.communication.configuration.objectFamily
         )

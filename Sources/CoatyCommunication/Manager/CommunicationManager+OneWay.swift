@@ -95,8 +95,14 @@ extension CommunicationManager {
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
     ///   channel id is not a valid event filter.
     public func observeChannel(_ channelID: String) async throws -> EventStream<ChannelEvent> {
+        await self.observe(try self.channelRoute(channelID))
+    }
+
+    /// Channel events of one channel, as ``observeChannel(_:)`` and the SensorThings observers receive
+    /// them.
+    func channelRoute(_ channelID: String) throws(CommunicationError) -> EventRoute<ChannelEvent> {
         try EventValidation.checkFilterName(channelID, "channel id")
-        return await self.observe(filter: self.filter(.channel, filter: channelID)) { delivery in
+        return EventRoute(filter: self.filter(.channel, filter: channelID)) { delivery in
             guard case .channel(let event)? = delivery.event else { return nil }
             return event
         }

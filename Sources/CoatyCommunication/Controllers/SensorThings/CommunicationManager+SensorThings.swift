@@ -14,11 +14,8 @@ extension CommunicationManager {
         of sensorID: ObjectID,
         channelID: String
     ) async throws(CommunicationError) -> EventStream<SensorObservation> {
-        try EventValidation.checkFilterName(channelID, "channel id")
-        return await self.observe(filter: self.filter(.channel, filter: channelID)) { delivery in
-            guard case .channel(let event)? = delivery.event else { return nil }
-            return Self.observation(event.object, of: sensorID)
-        }
+        let route = try self.channelRoute(channelID)
+        return await self.observe(filter: route.filter) { Self.observation(route.select($0)?.object, of: sensorID) }
     }
 
     /// Observations of `sensorID` advertised (`ADV::coaty.sensorThings.Observation`): coaty-js

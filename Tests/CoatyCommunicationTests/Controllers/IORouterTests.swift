@@ -1,8 +1,9 @@
-import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import CoatyTesting
 import Testing
+
+@testable import CoatyCommunication
 
 /// An `IORouter` in a container, routing the IO nodes of other agents on one in-process bus.
 @Suite(.timeLimit(.minutes(1)))
@@ -107,6 +108,59 @@ struct IORouterTests {
                 let ended = await associations.first { _ in true }
                 #expect(ended?.associatingRoute == nil && ended?.ioSourceID == source.objectID)
                 #expect(router.managedNodes.isEmpty)
+            }
+        }
+    }
+
+    /// coaty-js completes an Update of the context only after publishing the Associates it brings about
+    /// (`IoRouter._observeUpdateIoContext` calls `onIoContextChanged()`, which advertises the context and
+    /// evaluates the rules, before `update.complete`), so the requester sees them first.
+    @Test func theCompleteOfAContextUpdateFollowsTheAssociatesItBroughtAbout() async throws {
+        let bus = InProcessBus()
+        let source = IOSource(name: "Thermometer", valueType: Self.valueType)
+        let actor = IOActor(name: "Display", valueType: Self.valueType)
+        let context = IOContext(name: "Kitchen", customProperties: ["cooking": true])
+        let router = IORouter(
+            context: context,
+            rules: [.init(name: "only while cooking") { $0.context.customProperties["cooking"] == true }]
+        )
+        try await Container.withRunning(configuration: self.routerConfiguration(bus), controllers: [router]) { _ in
+            try await withOnlineManagers(count: 1, bus: bus) { observers, _ in
+                let observer = observers[0]
+                // The Associates and Completes the observer receives, in the order they arrive.
+                let filters = [
+                    CoatyTopic.subscriptionFilter(.associate, filter: "Kitchen", namespace: "-"),
+                    CoatyTopic.subscriptionFilter(.complete, namespace: "-"),
+                ]
+                let arrivals: EventStream<String> = await observer.observe(filters: filters) { delivery in
+                    switch delivery.event {
+                    case .associate(let associate)?: associate.associatingRoute == nil ? "disassociate" : "associate"
+                    case .complete?: "complete"
+                    default: nil
+                    }
+                }.stream
+                try await withOnlineManagers(
+                    count: 1,
+                    bus: bus,
+                    configure: { _, configuration in
+                        configuration.ioNodes = [IONode(name: "Kitchen", ioSources: [source], ioActors: [actor])]
+                    }
+                ) { _, _ in
+                    // Cooking: the agent's node is associated once the router manages it.
+                    #expect(await arrivals.first { _ in true } == "associate")
+                    let completes = try await observer.update(
+                        UpdateEvent(
+                            IOContext(objectID: context.objectID, name: "Kitchen", customProperties: ["cooking": false])
+                        )
+                    )
+                    _ = try await completes.first(timeout: .seconds(10))
+                    var next: [String] = []
+                    for await arrival in arrivals {
+                        next.append(arrival)
+                        if next.count == 2 { break }
+                    }
+                    #expect(next == ["disassociate", "complete"])
+                }
             }
         }
     }

@@ -221,10 +221,12 @@ public final class IORouter: Controller {
     // MARK: Changes
 
     /// Applies a change to the table and publishes the Associates it decides, under the lock, so that
-    /// they go out in the order they were decided (publishing only enqueues). A change that throws is
+    /// they go out in the order they were decided (publishing only enqueues); then runs `afterwards`
+    /// with the changed table, so that what it publishes follows the Associates. A change that throws is
     /// logged.
     private func apply(
-        _ change: (inout IORoutingTable, ControllerContext) throws -> [IORoutingTable.Output]
+        _ change: (inout IORoutingTable, ControllerContext) throws -> [IORoutingTable.Output],
+        afterwards: ((IORoutingTable) throws -> Void)? = nil
     ) {
         self.state.withLock { state in
             guard var table = state.table, let controller = state.controller else { return }
@@ -241,6 +243,7 @@ public final class IORouter: Controller {
                         )
                     )
                 }
+                try afterwards?(table)
             } catch {
                 controller.logger.error("IO router of context \(table.context.name): \(error)")
             }
@@ -249,17 +252,28 @@ public final class IORouter: Controller {
     }
 
     /// Takes an Update of the context: the updated context (with this agent as parent) replaces the
-    /// router's, is advertised and completes the Update, and the rules are evaluated again.
+    /// router's and is advertised, the rules are evaluated again, and then the Update is completed.
+    ///
+    /// The Complete goes out after the Associates of the new evaluation, as in coaty-js
+    /// (`IoRouter._observeUpdateIoContext` calls `onIoContextChanged`, which advertises and evaluates,
+    /// before `update.complete`): a requester that acts on the Complete, such as an IO source's agent
+    /// publishing its next value, has already received the associations the update brought about.
     private func take(_ update: UpdateEvent) {
         guard let updated = update.object as? IOContext else { return }
-        self.apply { table, controller in
-            guard updated.objectID == table.context.objectID else { return [] }
-            let ioContext = try Self.owned(updated, by: controller)
-            let outputs = table.contextChanged(ioContext)
-            try controller.communication.publish(AdvertiseEvent(ioContext))
-            try update.complete(CompleteEvent(ioContext))
-            return outputs
-        }
+        var isTaken = false
+        self.apply(
+            { table, controller in
+                guard updated.objectID == table.context.objectID else { return [] }
+                let ioContext = try Self.owned(updated, by: controller)
+                let outputs = table.contextChanged(ioContext)
+                try controller.communication.publish(AdvertiseEvent(ioContext))
+                isTaken = true
+                return outputs
+            },
+            afterwards: { table in
+                if isTaken { try update.complete(CompleteEvent(table.context)) }
+            }
+        )
     }
 
     /// A copy of `ioContext` whose parent is this agent's identity, as coaty-js sets it.

@@ -200,7 +200,11 @@ package final class MQTTConnection: TransportConnection, Sendable {
     }
 
     /// Waits until the writer has taken the outbound buffer.
-    private func waitForDrain() async throws {
+    ///
+    /// A publisher waits only while the connection is usable. The reader (`whileClosing`) waits on
+    /// while a DISCONNECT is queued too: the writer is still to send it, and failing the connection
+    /// here would drop it, with the messages queued before it, and make the broker publish the will.
+    private func waitForDrain(whileClosing: Bool = false) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             enum Outcome {
                 case wait
@@ -208,7 +212,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 case failed(TransportError)
             }
             let outcome: Outcome = self.state.withLock { state in
-                if let failure = state.unusable { return .failed(failure) }
+                if let failure = whileClosing ? state.failure : state.unusable { return .failed(failure) }
                 if state.outbound.count < Self.outboundHighWater { return .ready }
                 state.drainWaiters.append(continuation)
                 return .wait
@@ -570,7 +574,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     }
                     return state.outbound.count >= Self.outboundHighWater
                 }
-                if isBacklogged { try await self.waitForDrain() }
+                if isBacklogged { try await self.waitForDrain(whileClosing: true) }
                 let bytes = try await self.socket.read()
                 guard !bytes.isEmpty else {
                     throw TransportError(.connectionLost, "\(self.broker) closed the connection")

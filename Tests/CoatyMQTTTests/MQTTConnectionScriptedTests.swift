@@ -46,4 +46,51 @@ struct MQTTConnectionScriptedTests {
         #expect(packets.count == queued + 1)
         #expect(packets.last == .disconnect)
     }
+
+    /// A QoS 0 publication waiting for a full outbound buffer to drain (a broker that stopped reading)
+    /// ends when its task is cancelled, as QoS 1 and 2 publications and subscriptions do. It waited on
+    /// until the buffer drained or the connection failed, up to a keep-alive later, and held up a
+    /// `CommunicationManager` that was stopping.
+    @Test func aQoS0PublicationWaitingForTheBufferToDrainEndsWhenCancelled() async throws {
+        let stream = ScriptedStream()
+        let connection = MQTTConnection(
+            socket: stream,
+            broker: MQTTBrokerAddress(host: "scripted"),
+            configuration: .init(),
+            onMessage: { _ in }
+        )
+        let message = TransportMessage(topic: "t", payload: Array(repeating: 7, count: 64 << 10))
+        let outcome: String = try await withThrowingTaskGroup { group in
+            group.addTask {
+                await connection.runWriter()
+                return "writer ended"
+            }
+            #expect(try connection.publishWithoutWaiting(message))
+            // The writer holds its first batch at the gate; fill the buffer beyond the high-water mark.
+            await stream.firstWriteStarted()
+            while try connection.publishWithoutWaiting(message) {}
+            let publisher = Task {
+                try await connection.publish(message)
+            }
+            publisher.cancel()
+            group.addTask {
+                do {
+                    try await publisher.value
+                    return "published"
+                } catch {
+                    return "\(type(of: error))"
+                }
+            }
+            group.addTask {
+                // A bound for the old code, which waited until the connection failed.
+                try await Task.sleep(for: .seconds(10))
+                return "still waiting"
+            }
+            let first = try await group.next() ?? ""
+            connection.fail(TransportError(.connectionClosed, "test over"))
+            group.cancelAll()
+            return first
+        }
+        #expect(outcome == "CancellationError")
+    }
 }

@@ -199,29 +199,41 @@ package final class MQTTConnection: TransportConnection, Sendable {
         }
     }
 
-    /// Waits until the writer has taken the outbound buffer.
+    /// Waits until the writer has taken the outbound buffer, or the task is cancelled.
     ///
     /// A publisher waits only while the connection is usable. The reader (`whileClosing`) waits on
     /// while a DISCONNECT is queued too: the writer is still to send it, and failing the connection
     /// here would drop it, with the messages queued before it, and make the broker publish the will.
+    /// Cancellable like the other waits: a broker that stopped reading would otherwise hold a cancelled
+    /// publisher until the connection fails, up to a keep-alive later.
     private func waitForDrain(whileClosing: Bool = false) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            enum Outcome {
-                case wait
-                case ready
-                case failed(TransportError)
+        let token = self.state.withLock { $0.makeToken() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Outcome {
+                    case wait
+                    case ready
+                    case failed(any Error)
+                }
+                let outcome: Outcome = self.state.withLock { state in
+                    if let failure = whileClosing ? state.failure : state.unusable { return .failed(failure) }
+                    if state.outbound.count < Self.outboundHighWater { return .ready }
+                    if Task.isCancelled { return .failed(CancellationError()) }
+                    state.drainWaiters.append((token, continuation))
+                    return .wait
+                }
+                switch outcome {
+                case .wait: break
+                case .ready: continuation.resume()
+                case .failed(let error): continuation.resume(throwing: error)
+                }
             }
-            let outcome: Outcome = self.state.withLock { state in
-                if let failure = whileClosing ? state.failure : state.unusable { return .failed(failure) }
-                if state.outbound.count < Self.outboundHighWater { return .ready }
-                state.drainWaiters.append(continuation)
-                return .wait
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.drainWaiters.firstIndex(where: { $0.token == token }) else { return nil }
+                return state.drainWaiters.remove(at: index).continuation
             }
-            switch outcome {
-            case .wait: break
-            case .ready: continuation.resume()
-            case .failed(let error): continuation.resume(throwing: error)
-            }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 
@@ -425,7 +437,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                     state.closedWaiters = []
                 }
                 return (
-                    waiters, kept, state.takeWriterWaiter(), state.drainWaiters, state.flushWaiters,
+                    waiters, kept, state.takeWriterWaiter(), state.drainWaiters.map(\.continuation), state.flushWaiters,
                     state.closedWaiters
                 )
             }
@@ -502,7 +514,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 if state.outbound.isEmpty { return .wait }
                 swap(&state.outbound, &batch)
                 defer { state.drainWaiters = [] }
-                return .write(state.drainWaiters)
+                return .write(state.drainWaiters.map(\.continuation))
             }
             switch step {
             case .stop:

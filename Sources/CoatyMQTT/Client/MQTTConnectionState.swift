@@ -82,7 +82,7 @@ struct MQTTConnectionState {
     /// Encoded packets not yet taken by the writer.
     var outbound: [UInt8] = []
     var writerWaiter: CheckedContinuation<Void, Never>?
-    var drainWaiters: [CheckedContinuation<Void, any Error>] = []
+    var drainWaiters: [(token: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
     var closedWaiters: [(token: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 

@@ -87,6 +87,22 @@ struct MQTTConnectionFakeBrokerTests {
         #expect(error?.code == .connectionRefused)
     }
 
+    @Test func aRefusedTCPConnectionIsReportedWithItsCauseOnce() async throws {
+        let port = try {
+            let listener = try TCPListener.bind(port: 0)
+            defer { listener.close() }
+            return listener.port
+        }()
+        let transport = MQTTTransport(brokerURL: "mqtt://127.0.0.1:\(port)")
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.withConnection(.init(clientID: "nobody-listens"), onMessage: { _ in }) { _ in }
+        }
+        #expect(error?.code == .connectFailed)
+        #expect(error?.underlying is SocketError)
+        let description = error.map(String.init(describing:)) ?? ""
+        #expect(description.ranges(of: "Connection refused").count == 1, "\(description)")
+    }
+
     @Test func noConnAckWithinTheConnectTimeout() async throws {
         let error = try await self.withFakeBroker(
             configure: { $0.connectTimeout = .milliseconds(300) },

@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// An error thrown by an ``MQTTBroker``.
 ///
 /// Match on ``code``; ``message`` is for humans and may change.
@@ -17,7 +19,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(self.code): \(self.message)" + (self.underlying.map { " (\($0))" } ?? "")
+        describeError(code: self.code, message: self.message, underlying: self.underlying)
     }
 
     /// The kind of a ``BrokerError``. New codes may be added in minor releases.

@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// An error thrown by the communication layer.
 ///
 /// Match on ``code`` to handle specific failures; ``message`` is for humans and may change.
@@ -26,7 +28,7 @@ public struct CommunicationError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(self.code): \(self.message)" + (self.underlying.map { " (\($0))" } ?? "")
+        describeError(code: self.code, message: self.message, underlying: self.underlying)
     }
 
     /// The kind of a ``CommunicationError``. New codes may be added in minor releases.

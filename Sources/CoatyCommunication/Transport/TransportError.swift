@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// An error raised by a ``Transport`` or one of its connections.
 ///
 /// Match on ``code``; ``message`` is for humans and may change.
@@ -17,7 +19,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(self.code): \(self.message)" + (self.underlying.map { " (\($0))" } ?? "")
+        describeError(code: self.code, message: self.message, underlying: self.underlying)
     }
 
     /// The kind of a ``TransportError``. New codes may be added in minor releases.

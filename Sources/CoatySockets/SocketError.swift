@@ -15,12 +15,21 @@ package struct SocketError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the error means the socket was closed by this side (``TCPConnection/close()`` or
     /// ``TCPListener/close()``), possibly while an operation was waiting.
     package var isClosed: Bool
+    /// What went wrong, when `errno` does not say it: a name lookup fails with its own codes
+    /// (`gai_strerror`), and `errno` is then only `EINVAL`.
+    package var reason: String?
 
     /// Creates an error from an `errno` value.
-    package init(errno: Int32, call: String) {
+    ///
+    /// - Parameters:
+    ///   - errno: The `errno` value.
+    ///   - call: The failing call.
+    ///   - reason: The failure in words when `errno` does not describe it.
+    package init(errno: Int32, call: String, reason: String? = nil) {
         self.errno = errno
         self.call = call
         self.isClosed = false
+        self.reason = reason
     }
 
     /// The error thrown by operations on a closed socket.
@@ -38,6 +47,9 @@ package struct SocketError: Error, Sendable, Hashable, CustomStringConvertible {
     package var description: String {
         if self.isClosed {
             return "\(self.call): socket closed"
+        }
+        if let reason = self.reason {
+            return "\(self.call) failed: \(reason)"
         }
         let message = strerror(self.errno).map { String(cString: $0) } ?? "unknown error"
         return "\(self.call) failed: \(message) (errno \(self.errno))"

@@ -2,6 +2,10 @@ import CoatySockets
 import CoatyTesting
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Reads until `count` bytes arrived or EOF.
 private func readExactly(_ connection: TCPConnection, count: Int) async throws -> [UInt8] {
     var result: [UInt8] = []
@@ -55,6 +59,26 @@ struct TCPConnectionTests {
             client.shutdownOutput()
             try await group.waitForAll()
         }
+    }
+
+    @Test func aFailedNameLookupSaysWhyInsteadOfAnErrno() async throws {
+        // The empty name fails in the resolver at once, without a DNS query.
+        let error = await #expect(throws: SocketError.self) { try await TCPConnection.connect(host: "", port: 1) }
+        #expect(error?.reason != nil)
+        #expect(error?.description.hasPrefix("getaddrinfo() failed: ") == true)
+        #expect(error?.description.contains("errno") == false)
+    }
+
+    @Test func aRefusedConnectionIsDescribedOnce() async throws {
+        let port = try {
+            let listener = try TCPListener.bind(port: 0)
+            defer { listener.close() }
+            return listener.port
+        }()
+        let error = await #expect(throws: SocketError.self) {
+            try await TCPConnection.connect(host: "127.0.0.1", port: port)
+        }
+        #expect(error?.description == "connect(127.0.0.1:\(port)) failed: Connection refused (errno \(ECONNREFUSED))")
     }
 
     @Test func readReturnsEmptyAtEndOfStream() async throws {

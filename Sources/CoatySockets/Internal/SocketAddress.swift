@@ -26,8 +26,9 @@ struct SocketAddress: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let list else {
-            let message = gai_strerror(rc).map { String(cString: $0) } ?? "\(rc)"
-            throw SocketError(errno: rc == EAI_SYSTEM ? errno : EINVAL, call: "getaddrinfo(\(host)): \(message)")
+            guard rc != EAI_SYSTEM else { throw SocketError(errno: errno, call: "getaddrinfo(\(host))") }
+            let reason = gai_strerror(rc).map { String(cString: $0) } ?? "error \(rc)"
+            throw SocketError(errno: EINVAL, call: "getaddrinfo(\(host))", reason: reason)
         }
         defer { freeaddrinfo(list) }
         var result: [SocketAddress] = []

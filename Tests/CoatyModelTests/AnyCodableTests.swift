@@ -51,6 +51,22 @@ struct AnyCodableTests {
         #expect(throws: DecodingError.self) { try AnyCodable(json: json) }
     }
 
+    /// A number within `Double`'s range can still be beyond `Float`'s: narrowing it made a `Float` field
+    /// an infinity, which the encoder then refused to write back. It is refused as `JSONDecoder` refuses
+    /// it, in every kind of container; the largest `Float` itself still decodes.
+    @Test(arguments: ["1e39", "-3.5e38", "1e300"])
+    func refusesNumbersOutOfFloatRangeForFloats(_ number: String) throws {
+        struct Reading: Decodable { let value: Float }
+        let decoder = CoatyJSONDecoder()
+        #expect(throws: DecodingError.self) { try decoder.decode(Float.self, from: Array(number.utf8)) }
+        #expect(throws: DecodingError.self) { try decoder.decode([Float].self, from: Array("[\(number)]".utf8)) }
+        #expect(throws: DecodingError.self) {
+            try decoder.decode(Reading.self, from: Array(#"{"value":\#(number)}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) { try AnyCodable(json: number).decode(Float.self) }
+        #expect(try decoder.decode(Float.self, from: Array("3.4028235e38".utf8)) == .greatestFiniteMagnitude)
+    }
+
     @Test func numbersThatUnderflowRoundToZero() throws {
         #expect(try AnyCodable(json: "1e-400") == .double(0))
         #expect(try AnyCodable(json: "1.7976931348623157e308") == .double(.greatestFiniteMagnitude))

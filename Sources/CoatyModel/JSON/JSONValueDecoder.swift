@@ -66,6 +66,23 @@ struct JSONValueDecoder: Decoder {
         }
     }
 
+    /// A JSON number narrowed to `Float`. One beyond `Float`'s range (`1e39`, which `Double` holds) is
+    /// refused, as `JSONDecoder` refuses it: narrowing made it an infinity, which no encoder can write
+    /// back (the parser refuses numbers beyond `Double`'s range for the same reason).
+    func unboxFloat() throws -> Float {
+        let value = Float(try self.unboxDouble())
+        guard value.isFinite else {
+            DecodingDiagnostics.note()
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: self.node.path,
+                    debugDescription: "number \(self.value) does not fit in Float"
+                )
+            )
+        }
+        return value
+    }
+
     func unboxInteger<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
         switch self.value {
         case .int(let value):
@@ -118,9 +135,7 @@ extension JSONValueDecoder {
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try self.decoder(for: key).unboxBool() }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try self.decoder(for: key).unboxString() }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try self.decoder(for: key).unboxDouble() }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-            Float(try self.decoder(for: key).unboxDouble())
-        }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try self.decoder(for: key).unboxFloat() }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try self.decoder(for: key).unboxInteger(type) }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try self.decoder(for: key).unboxInteger(type) }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
@@ -222,7 +237,7 @@ extension JSONValueDecoder {
         mutating func decode(_ type: Bool.Type) throws -> Bool { try self.next().unboxBool() }
         mutating func decode(_ type: String.Type) throws -> String { try self.next().unboxString() }
         mutating func decode(_ type: Double.Type) throws -> Double { try self.next().unboxDouble() }
-        mutating func decode(_ type: Float.Type) throws -> Float { Float(try self.next().unboxDouble()) }
+        mutating func decode(_ type: Float.Type) throws -> Float { try self.next().unboxFloat() }
         mutating func decode(_ type: Int.Type) throws -> Int { try self.next().unboxInteger(type) }
         mutating func decode(_ type: Int8.Type) throws -> Int8 { try self.next().unboxInteger(type) }
         mutating func decode(_ type: Int16.Type) throws -> Int16 { try self.next().unboxInteger(type) }
@@ -257,7 +272,7 @@ extension JSONValueDecoder {
         func decode(_ type: Bool.Type) throws -> Bool { try self.decoder.unboxBool() }
         func decode(_ type: String.Type) throws -> String { try self.decoder.unboxString() }
         func decode(_ type: Double.Type) throws -> Double { try self.decoder.unboxDouble() }
-        func decode(_ type: Float.Type) throws -> Float { Float(try self.decoder.unboxDouble()) }
+        func decode(_ type: Float.Type) throws -> Float { try self.decoder.unboxFloat() }
         func decode(_ type: Int.Type) throws -> Int { try self.decoder.unboxInteger(type) }
         func decode(_ type: Int8.Type) throws -> Int8 { try self.decoder.unboxInteger(type) }
         func decode(_ type: Int16.Type) throws -> Int16 { try self.decoder.unboxInteger(type) }

@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyMQTTPackets
+import Synchronization
 import Testing
 
 @testable import CoatyMQTT
@@ -92,5 +93,35 @@ struct MQTTConnectionScriptedTests {
             return first
         }
         #expect(outcome == "CancellationError")
+    }
+
+    /// A QoS 1 or 2 message's acknowledgement is queued before the message is handed over, so that a
+    /// receiver that leaves as soon as it has the message queues its DISCONNECT behind it. It was queued
+    /// after the hand-over, behind such a DISCONNECT, and dropped there (nothing may follow it).
+    @Test(arguments: [MQTTQoS.atLeastOnce, .exactlyOnce])
+    func anAcknowledgementGoesOutBeforeTheReceiverLeaves(qos: MQTTQoS) async throws {
+        let stream = ScriptedStream()
+        stream.openGate()
+        let receiver = Mutex<MQTTConnection?>(nil)
+        let connection = MQTTConnection(
+            socket: stream,
+            broker: MQTTBrokerAddress(host: "scripted"),
+            configuration: .init(),
+            onMessage: { _ in _ = receiver.withLock { $0 }?.queueDisconnect() }
+        )
+        receiver.withLock { $0 = connection }
+        let disconnect = try MQTTPacket.disconnect.encoded()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
+            group.addTask { await connection.runWriter() }
+            stream.feed(try MQTTPacket.publish(.init(topic: "t", payload: [1], qos: qos, packetID: 5)).encoded())
+            await stream.waitUntilWritten { $0.suffix(disconnect.count).elementsEqual(disconnect) }
+            stream.close()
+        }
+        var decoder = MQTTPacketDecoder()
+        decoder.append(stream.written)
+        var packets: [MQTTPacket] = []
+        while let packet = try decoder.next() { packets.append(packet) }
+        #expect(packets == [qos == .atLeastOnce ? .puback(5) : .pubrec(5), .disconnect])
     }
 }

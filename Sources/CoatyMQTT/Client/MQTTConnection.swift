@@ -461,21 +461,29 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Queues DISCONNECT, waits (bounded) until it is written, then closes.
     func disconnect() async {
-        let writer: CheckedContinuation<Void, Never>?? = self.state.withLock { state in
-            guard state.failure == nil, !state.isDisconnecting else { return nil }
-            // The last packet: nothing is queued after it [MQTT-3.14.4-1].
-            state.enqueueControl(.disconnect)
-            state.isDisconnecting = true
-            return .some(state.takeWriterWaiter())
-        }
-        guard let writer else { return }
-        writer?.resume()
+        guard self.queueDisconnect() else { return }
         let timeout = min(self.configuration.connectTimeout, .seconds(5))
         _ = try? await withTimeout(timeout, timeoutError: { CancellationError() }) {
             await self.waitForFlush()
         }
         await self.socket.shutdownOutput()
         self.fail(TransportError(.connectionClosed, "the connection was closed"))
+    }
+
+    /// Queues DISCONNECT, the last packet: nothing is queued after it [MQTT-3.14.4-1].
+    ///
+    /// - Returns: Whether this call queued it; `false` if the connection failed or is already
+    ///   disconnecting.
+    func queueDisconnect() -> Bool {
+        let writer: CheckedContinuation<Void, Never>?? = self.state.withLock { state in
+            guard state.failure == nil, !state.isDisconnecting else { return nil }
+            state.enqueueControl(.disconnect)
+            state.isDisconnecting = true
+            return .some(state.takeWriterWaiter())
+        }
+        guard let writer else { return false }
+        writer?.resume()
+        return true
     }
 
     private func waitForFlush() async {
@@ -669,25 +677,30 @@ package final class MQTTConnection: TransportConnection, Sendable {
             qos: publish.qos.qualityOfService,
             retain: publish.retain
         )
+        // The acknowledgement is queued before the message is handed over, so that it goes out before
+        // anything the receiver does in response: a receiver that closes the connection as soon as it
+        // has the message queues its DISCONNECT behind the acknowledgement, instead of ahead of it
+        // (where the acknowledgement was dropped, as nothing may follow a DISCONNECT [MQTT-3.14.4-1]).
         switch publish.qos {
         case .atMostOnce:
             self.onMessage(message)
         case .atLeastOnce:
             guard let id = publish.packetID else { throw self.violation("QoS 1 PUBLISH without identifier") }
-            self.onMessage(message)
             self.state.withLock { state in
                 state.enqueueControl(.puback(id))
                 return state.takeWriterWaiter()
             }?.resume()
+            self.onMessage(message)
         case .exactlyOnce:
             guard let id = publish.packetID else { throw self.violation("QoS 2 PUBLISH without identifier") }
-            // Not after a failure: the persistent session's receipts were taken then.
-            let isNew = self.state.withLock { $0.failure == nil && $0.receivedQoS2.insert(id).inserted }
-            if isNew { self.onMessage(message) }
-            self.state.withLock { state in
+            let (isNew, writer) = self.state.withLock { state in
+                // Not after a failure: the persistent session's receipts were taken then.
+                let isNew = state.failure == nil && state.receivedQoS2.insert(id).inserted
                 state.enqueueControl(.pubrec(id))
-                return state.takeWriterWaiter()
-            }?.resume()
+                return (isNew, state.takeWriterWaiter())
+            }
+            writer?.resume()
+            if isNew { self.onMessage(message) }
         }
     }
 

@@ -11,6 +11,7 @@ final class ScriptedStream: ByteStreamConnection {
         var isGateOpen = false
         var gateWaiters: [CheckedContinuation<Void, any Error>] = []
         var written: [UInt8] = []
+        var writtenWaiters: [(until: @Sendable ([UInt8]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
         var isClosed = false
     }
 
@@ -38,6 +39,18 @@ final class ScriptedStream: ByteStreamConnection {
             return reader
         }
         reader?.resume(returning: bytes)
+    }
+
+    /// Returns once what has been written satisfies `condition`.
+    func waitUntilWritten(_ condition: @escaping @Sendable ([UInt8]) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = self.state.withLock { state in
+                if condition(state.written) { return true }
+                state.writtenWaiters.append((condition, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
     }
 
     /// Returns once a write has reached the gate.
@@ -79,10 +92,15 @@ final class ScriptedStream: ByteStreamConnection {
             }
             if let result { continuation.resume(with: result) }
         }
-        try self.state.withLock { state in
+        let satisfied = try self.state.withLock { state in
             if state.isClosed { throw SocketError.closed("write") }
             state.written += bytes
+            let written = state.written
+            let satisfied = state.writtenWaiters.filter { $0.until(written) }.map(\.continuation)
+            state.writtenWaiters.removeAll { $0.until(written) }
+            return satisfied
         }
+        for waiter in satisfied { waiter.resume() }
     }
 
     func write(contentsOf chunks: [[UInt8]]) async throws {

@@ -85,8 +85,10 @@ public final class MQTTBroker: Sendable {
     ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
-    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a non-positive limit, a maximum
-    ///   packet size above 268,435,455 bytes or a port out of range, or `.bindFailed` if a socket cannot be bound.
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, in-flight or subscription
+    ///   limit below 1, a negative retained or offline-session limit, a maximum packet size outside
+    ///   16…268,435,455 bytes, an in-flight window above 65,535 or a port out of range, or `.bindFailed`
+    ///   if a socket cannot be bound.
     public static func bind(
         host: String = "127.0.0.1",
         port: Int = 0,

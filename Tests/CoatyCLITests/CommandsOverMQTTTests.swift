@@ -49,6 +49,20 @@ struct CommandsOverMQTTTests {
         }
     }
 
+    /// A broker that is not there: the reason names the address, so the message names it once.
+    @Test func discoverNamesAnUnreachableBrokerOnce() async throws {
+        var options = DiscoverOptions()
+        options.connection.broker = "mqtt://127.0.0.1:1"
+        await #expect {
+            _ = try await DiscoverCommand.run(options, transport: try TransportFactory.make(options.connection)) { _ in
+            }
+        } throws: { error in
+            let text = "\(error)"
+            return text.hasPrefix("cannot reach the broker: ") && text.contains("Connection refused")
+                && text.ranges(of: "127.0.0.1:1").count == 2  // the URL, and the socket call
+        }
+    }
+
     /// A broker that refuses the login: the error says so, not only that the broker is unreachable.
     @Test func discoverSaysWhyTheBrokerCannotBeReached() async throws {
         let configuration = MQTTBroker.Configuration(credentials: .init(username: "user", password: "secret"))

@@ -35,13 +35,21 @@ enum AgentSession {
                 container.shutdown()
                 group.cancelAll()
                 let reason = failures.entries.last { $0.metadata["error"] != nil }?.metadata["error"]
-                throw CLIError("cannot reach the broker at \(connection.broker)" + (reason.map { ": \($0)" } ?? ""))
+                throw CLIError(Self.unreachable(connection.broker, reason: reason))
             }
             let result = try await body(manager)
             container.shutdown()
             while let _ = try await group.next() {}
             return result
         }
+    }
+
+    /// Why a CLI agent could not join. The broker's address is named once: most reasons name it
+    /// already (`connect failed: cannot connect to mqtt://…: …`).
+    static func unreachable(_ broker: String, reason: String?) -> String {
+        guard let reason else { return "cannot reach the broker at \(broker)" }
+        return reason.contains(broker)
+            ? "cannot reach the broker: \(reason)" : "cannot reach the broker at \(broker): \(reason)"
     }
 
     /// Whether an element satisfying `predicate` arrives within `seconds`.

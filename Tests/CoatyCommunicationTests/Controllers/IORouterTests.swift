@@ -17,6 +17,35 @@ struct IORouterTests {
         )
     }
 
+    /// A thermometer and a display, and a router of the "Kitchen" context that associates them only
+    /// while its `cooking` property is `true`.
+    struct Kitchen {
+        let source = IOSource(name: "Thermometer", valueType: IORouterTests.valueType)
+        let actor = IOActor(name: "Display", valueType: IORouterTests.valueType)
+        let context: IOContext
+        let router: IORouter
+
+        init(cooking: Bool) {
+            self.context = IOContext(name: "Kitchen", customProperties: ["cooking": .bool(cooking)])
+            self.router = IORouter(
+                context: self.context,
+                rules: [.init(name: "only while cooking") { $0.context.customProperties["cooking"] == true }]
+            )
+        }
+
+        /// Runs `body` while an agent with the thermometer and the display in its "Kitchen" node is
+        /// online.
+        func withNodeAgent(bus: InProcessBus, _ body: () async throws -> Void) async throws {
+            try await withOnlineManagers(
+                count: 1,
+                bus: bus,
+                configure: { [source, actor] _, configuration in
+                    configuration.ioNodes = [IONode(name: "Kitchen", ioSources: [source], ioActors: [actor])]
+                }
+            ) { _, _ in try await body() }
+        }
+    }
+
     @Test func associatesDiscoveredNodesAndValuesFlow() async throws {
         let bus = InProcessBus()
         let source = IOSource(name: "Thermometer", valueType: Self.valueType, updateRate: 250)
@@ -67,13 +96,8 @@ struct IORouterTests {
 
     @Test func anAgentThatLeavesIsDisassociatedAndContextUpdatesAreTaken() async throws {
         let bus = InProcessBus()
-        let source = IOSource(name: "Thermometer", valueType: Self.valueType)
-        let actor = IOActor(name: "Display", valueType: Self.valueType)
-        let context = IOContext(name: "Kitchen", customProperties: ["cooking": false])
-        let router = IORouter(
-            context: context,
-            rules: [.init(name: "only while cooking") { $0.context.customProperties["cooking"] == true }]
-        )
+        let kitchen = Kitchen(cooking: false)
+        let (source, context, router) = (kitchen.source, kitchen.context, kitchen.router)
         try await Container.withRunning(configuration: self.routerConfiguration(bus), controllers: [router]) { _ in
             try await withOnlineManagers(count: 1, bus: bus) { observers, _ in
                 let observer = observers[0]
@@ -85,13 +109,7 @@ struct IORouterTests {
                 #expect(resolved.object?.objectID == context.objectID)
 
                 // An actor's agent joins after the router: its advertised node is managed.
-                try await withOnlineManagers(
-                    count: 1,
-                    bus: bus,
-                    configure: { _, configuration in
-                        configuration.ioNodes = [IONode(name: "Kitchen", ioSources: [source], ioActors: [actor])]
-                    }
-                ) { _, _ in
+                try await kitchen.withNodeAgent(bus: bus) {
                     // Not cooking: nothing is associated. Updating the context starts cooking.
                     let completes = try await observer.update(
                         UpdateEvent(
@@ -117,13 +135,8 @@ struct IORouterTests {
     /// evaluates the rules, before `update.complete`), so the requester sees them first.
     @Test func theCompleteOfAContextUpdateFollowsTheAssociatesItBroughtAbout() async throws {
         let bus = InProcessBus()
-        let source = IOSource(name: "Thermometer", valueType: Self.valueType)
-        let actor = IOActor(name: "Display", valueType: Self.valueType)
-        let context = IOContext(name: "Kitchen", customProperties: ["cooking": true])
-        let router = IORouter(
-            context: context,
-            rules: [.init(name: "only while cooking") { $0.context.customProperties["cooking"] == true }]
-        )
+        let kitchen = Kitchen(cooking: true)
+        let (context, router) = (kitchen.context, kitchen.router)
         try await Container.withRunning(configuration: self.routerConfiguration(bus), controllers: [router]) { _ in
             try await withOnlineManagers(count: 1, bus: bus) { observers, _ in
                 let observer = observers[0]
@@ -139,13 +152,7 @@ struct IORouterTests {
                     default: nil
                     }
                 }.stream
-                try await withOnlineManagers(
-                    count: 1,
-                    bus: bus,
-                    configure: { _, configuration in
-                        configuration.ioNodes = [IONode(name: "Kitchen", ioSources: [source], ioActors: [actor])]
-                    }
-                ) { _, _ in
+                try await kitchen.withNodeAgent(bus: bus) {
                     // Cooking: the agent's node is associated once the router manages it.
                     #expect(await arrivals.first { _ in true } == "associate")
                     let completes = try await observer.update(

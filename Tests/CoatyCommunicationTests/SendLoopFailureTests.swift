@@ -155,3 +155,65 @@ private struct FailingConnection: TransportConnection {
     }
     func waitUntilClosed() async { await self.base.waitUntilClosed() }
 }
+
+extension SendLoopFailureTests {
+    /// A publication whose send fails because the connection is failing goes back to the outbox, and
+    /// must go out once the manager is online again, with nothing else published to wake the send
+    /// loop. The loop waited for the next publication instead: an agent with nothing more to say
+    /// never sent it.
+    @Test func aPublicationRequeuedByAFailedConnectionGoesOutAfterTheReconnect() async throws {
+        let bus = InProcessBus()
+        let faults = OneTimeFaults()
+        let manager = Self.manager(named: "requeue", on: bus) { OneTimeFaultConnection(base: $0, faults: faults) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var states = manager.observeCommunicationState().makeAsyncIterator()
+            group.addTask { try await manager.run() }
+            while await states.next() != .online {}
+            let tap = bus.messages()
+
+            faults.failNextPublish.store(true, ordering: .sequentiallyConsistent)
+            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "requeued")))
+            while await states.next() == .online {}
+            while await states.next() != .online {}
+
+            let arrival = Task {
+                var messages = tap.makeAsyncIterator()
+                return try await next(&messages) { $0.contains("ADV::com.example.Thing") }
+            }
+            defer { arrival.cancel() }
+            let advertise = try #require(
+                await Self.result(of: arrival, within: .seconds(10)),
+                "the requeued publication was not sent after the reconnect"
+            ).get()
+            #expect(String(decoding: advertise.payload, as: UTF8.self).contains("requeued"))
+            manager.finish()
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// Faults that each hit the next call of their kind, once.
+private final class OneTimeFaults: Sendable {
+    let failNextPublish = Atomic<Bool>(false)
+
+    static func fail(_ fault: borrowing Atomic<Bool>) throws {
+        if fault.exchange(false, ordering: .sequentiallyConsistent) {
+            throw TransportError(.connectionLost, "the connection is failing")
+        }
+    }
+}
+
+/// A connection without the optional `…WithoutWaiting` methods whose next publication fails when its
+/// fault is armed.
+private struct OneTimeFaultConnection: TransportConnection {
+    let base: any TransportConnection
+    let faults: OneTimeFaults
+
+    func publish(_ message: TransportMessage) async throws {
+        try OneTimeFaults.fail(self.faults.failNextPublish)
+        try await self.base.publish(message)
+    }
+    func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
+    func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+    func waitUntilClosed() async { await self.base.waitUntilClosed() }
+}

@@ -93,10 +93,14 @@ extension CommunicationManager {
         self.resumeControlWaiters()
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
-        self.state.withLock { state in
+        let hasQueued = self.state.withLock { state -> Bool in
             state.liveConnection = connection
             self.setCommunicationState(.online, in: &state)
+            return !state.outbox.isEmpty
         }
+        // A publication queued while offline rang the doorbell, but one put back by a send that failed
+        // on the last connection did not: without this ring it waited for the next publication.
+        if hasQueued { self.doorbell.ring() }
 
         let failure: (any Error)? = await withTaskGroup(of: (any Error)?.self) { group in
             group.addTask {

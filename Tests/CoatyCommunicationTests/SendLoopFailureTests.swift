@@ -192,9 +192,68 @@ extension SendLoopFailureTests {
     }
 }
 
+extension SendLoopFailureTests {
+    /// The send loop takes the queued control commands and publications together. When a command of
+    /// that batch fails with the connection, the publications it took must go back to the outbox and
+    /// out after the reconnect, as those of a failed send do. They were dropped, without a diagnostic.
+    @Test func publicationsTakenWithAFailingUnsubscriptionGoOutAfterTheReconnect() async throws {
+        let bus = InProcessBus()
+        let faults = OneTimeFaults()
+        let manager = Self.manager(named: "batch", on: bus) { OneTimeFaultConnection(base: $0, faults: faults) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var states = manager.observeCommunicationState().makeAsyncIterator()
+            group.addTask { try await manager.run() }
+            while await states.next() != .online {}
+            var observation: EventStream<ChannelEvent>? = try await manager.observeChannel("released")
+            let tap = bus.messages()
+
+            // Hold the send loop in a publication, so what follows is queued for its next batch.
+            let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+            let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+            faults.gate.withLock { $0 = .init(topic: "/CHN:held/", entered: enteredContinuation, release: release) }
+            try manager.publish(ChannelEvent(channelID: "held", objects: []))
+            for await _ in entered { break }
+            // The next batch: an unsubscription (the observation's last stream ends), which fails, and
+            // an Advertise.
+            _ = observation
+            observation = nil
+            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "batched")))
+            faults.failNextUnsubscribe.store(true, ordering: .sequentiallyConsistent)
+            releaseContinuation.finish()
+            while await states.next() == .online {}
+            while await states.next() != .online {}
+
+            let arrival = Task {
+                var messages = tap.makeAsyncIterator()
+                return try await next(&messages) { $0.contains("ADV::com.example.Thing") }
+            }
+            defer { arrival.cancel() }
+            let advertise = try #require(
+                await Self.result(of: arrival, within: .seconds(10)),
+                "the Advertise taken with the failed unsubscription was not sent after the reconnect"
+            ).get()
+            #expect(String(decoding: advertise.payload, as: UTF8.self).contains("batched"))
+            let unsubscriptionFailed = !faults.failNextUnsubscribe.load(ordering: .sequentiallyConsistent)
+            #expect(unsubscriptionFailed)
+            manager.finish()
+            try await group.waitForAll()
+        }
+    }
+}
+
 /// Faults that each hit the next call of their kind, once.
 private final class OneTimeFaults: Sendable {
     let failNextPublish = Atomic<Bool>(false)
+    let failNextUnsubscribe = Atomic<Bool>(false)
+    /// When set, the publication on a topic containing `topic` yields to `entered`, then waits until
+    /// `release` finishes.
+    let gate = Mutex<PublishGate?>(nil)
+
+    struct PublishGate: Sendable {
+        let topic: String
+        let entered: AsyncStream<Void>.Continuation
+        let release: AsyncStream<Void>
+    }
 
     static func fail(_ fault: borrowing Atomic<Bool>) throws {
         if fault.exchange(false, ordering: .sequentiallyConsistent) {
@@ -203,17 +262,27 @@ private final class OneTimeFaults: Sendable {
     }
 }
 
-/// A connection without the optional `…WithoutWaiting` methods whose next publication fails when its
-/// fault is armed.
+/// A connection without the optional `…WithoutWaiting` methods whose next publication or
+/// unsubscription fails when its fault is armed, and whose publication on a gated topic waits.
 private struct OneTimeFaultConnection: TransportConnection {
     let base: any TransportConnection
     let faults: OneTimeFaults
 
     func publish(_ message: TransportMessage) async throws {
         try OneTimeFaults.fail(self.faults.failNextPublish)
+        let gate = self.faults.gate.withLock { gate in
+            message.topic.contains(gate?.topic ?? "\u{0}") ? gate.take() : nil
+        }
+        if let gate {
+            gate.entered.yield()
+            for await _ in gate.release {}
+        }
         try await self.base.publish(message)
     }
     func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
-    func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+    func unsubscribe(from filters: [TopicFilter]) async throws {
+        try OneTimeFaults.fail(self.faults.failNextUnsubscribe)
+        try await self.base.unsubscribe(from: filters)
+    }
     func waitUntilClosed() async { await self.base.waitUntilClosed() }
 }

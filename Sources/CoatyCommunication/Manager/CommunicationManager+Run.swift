@@ -160,11 +160,14 @@ extension CommunicationManager {
                         pending.removeFirst()
                     }
                 }
+                try await self.unsubscribe(&unsubscribing, on: connection)
             } catch {
                 Self.releaseWaiters(of: pending)
+                // The publications taken with the commands go back to the outbox, in order, as those of
+                // a failed send do, so the next connection sends them instead of losing them.
+                self.requeue(messages)
                 throw error
             }
-            try await self.unsubscribe(&unsubscribing, on: connection)
             if !control.isEmpty { self.state.withLock { $0.controlInFlight = [] } }
             for (index, message) in messages.enumerated() {
                 do {

@@ -1,8 +1,9 @@
-import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import Synchronization
 import Testing
+
+@testable import CoatyCommunication
 
 @Suite(.timeLimit(.minutes(1)))
 struct SendLoopFailureTests {
@@ -241,10 +242,74 @@ extension SendLoopFailureTests {
     }
 }
 
+extension SendLoopFailureTests {
+    /// An observation made while a new connection publishes the join waits for the send loop. When
+    /// that connection fails, the observation must return (its filter is registered for the next
+    /// connect) instead of waiting for a connection that may not come for a long time: it waited until
+    /// the manager was online again.
+    @Test func anObservationQueuedWhenTheConnectionFailsReturnsWhileOffline() async throws {
+        let bus = InProcessBus()
+        let faults = OneTimeFaults()
+        let manager = CommunicationManager(
+            transport: FaultyTransport(base: InProcessTransport(bus: bus), faults: faults),
+            configuration: .init(identity: Identity(name: "joining"), initialReconnectDelay: .milliseconds(10))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var states = manager.observeCommunicationState().makeAsyncIterator()
+            group.addTask { try await manager.run() }
+            while await states.next() != .online {}
+
+            // Hold the next connection in its join, after its subscriptions.
+            let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+            let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+            faults.gate.withLock {
+                $0 = .init(topic: "/ADV:Identity/", entered: enteredContinuation, release: release)
+            }
+            #expect(bus.dropConnection(clientID: manager.clientID))
+            for await _ in entered { break }
+            let observation = Task { try await manager.observeAdvertise(objectType: "com.example.Thing") }
+            while !manager.state.withLock({ $0.control.hasSubscribe }) { await Task.yield() }
+
+            // That connection fails before it comes online, and no other can be opened.
+            faults.refuseConnections.store(true, ordering: .sequentiallyConsistent)
+            #expect(bus.dropConnection(clientID: manager.clientID))
+            releaseContinuation.finish()
+            #expect(
+                await Self.result(of: observation, within: .seconds(10)) != nil,
+                "the observation still waits for its subscription while the manager is offline"
+            )
+            #expect(manager.communicationState == .offline)
+            group.cancelAll()
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The in-process transport with each connection wrapped in a ``OneTimeFaultConnection``, refusing
+/// new connections while `refuseConnections` is set.
+private struct FaultyTransport: Transport {
+    let base: InProcessTransport
+    let faults: OneTimeFaults
+
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        if self.faults.refuseConnections.load(ordering: .sequentiallyConsistent) {
+            throw TransportError(.connectFailed, "connections are refused")
+        }
+        return try await self.base.withConnection(options, onMessage: onMessage) { connection in
+            try await body(OneTimeFaultConnection(base: connection, faults: self.faults))
+        }
+    }
+}
+
 /// Faults that each hit the next call of their kind, once.
 private final class OneTimeFaults: Sendable {
     let failNextPublish = Atomic<Bool>(false)
     let failNextUnsubscribe = Atomic<Bool>(false)
+    let refuseConnections = Atomic<Bool>(false)
     /// When set, the publication on a topic containing `topic` yields to `entered`, then waits until
     /// `release` finishes.
     let gate = Mutex<PublishGate?>(nil)

@@ -48,11 +48,16 @@ extension CommunicationManager {
                 )
                 return
             } catch {
-                let wasOnline = self.state.withLock { state -> Bool in
+                let (wasOnline, control) = self.state.withLock { state in
                     let wasOnline = state.communicationState == .online
                     self.disconnected(&state)
-                    return wasOnline
+                    return (wasOnline, state.control.takeAll())
                 }
+                // The commands the send loop did not take die with the connection: the next one
+                // subscribes every observed filter, and nothing is subscribed to unsubscribe. Their
+                // observers return now, as an observation made offline does, instead of waiting for a
+                // connection that may be long in coming.
+                Self.releaseWaiters(of: control)
                 if Task.isCancelled || self.isStopRequested { return }
                 if wasOnline { delay = self.configuration.initialReconnectDelay }
                 self.configuration.logger.warning(
@@ -89,8 +94,6 @@ extension CommunicationManager {
             }
             if filters.isEmpty { break }
         }
-        // Pending subscribe commands are covered by the subscription above.
-        self.resumeControlWaiters()
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
         let hasQueued = self.state.withLock { state -> Bool in
@@ -194,10 +197,6 @@ extension CommunicationManager {
         for message in dropped {
             self.report(.init(kind: .droppedPublication, topic: message.topic, reason: "outbox full"))
         }
-    }
-
-    private func resumeControlWaiters() {
-        Self.releaseWaiters(of: self.state.withLock { $0.control.takeAll() })
     }
 
     /// Resumes the observers waiting for subscribe commands that will not be sent on this connection.

@@ -74,6 +74,7 @@ extension CommunicationManager {
         let (ids, toSubscribe) = self.addObservers(filters: [route.filter], kind: .coaty, receiver: receiver)
         registration.setRelease { [weak self] in self?.removeObservers(ids) }
         await self.subscribe(toSubscribe)
+        await self.waitForPendingSubscriptions(of: [route.filter])
         return registration
     }
 }

@@ -154,6 +154,7 @@ extension CommunicationManager {
         let (ids, toSubscribe) = self.addObservers(filters: filters, kind: kind, receiver: receiver)
         continuation.onTermination { [weak self] in self?.removeObservers(ids) }
         await self.subscribe(toSubscribe)
+        await self.waitForPendingSubscriptions(of: filters)
         return (stream, continuation)
     }
 
@@ -177,7 +178,7 @@ extension CommunicationManager {
             let added = state.routing.add(filters, kind: .coaty, receiver: receiver)
             var registration = RequestRegistration(ids: added.ids, publishConnection: state.directPublishConnection)
             for filter in added.toSubscribe {
-                switch state.claimDirectSubscription(of: filter) {
+                switch state.claimDirectSubscription(of: filter, forResponses: true) {
                 case .claimed(let connection):
                     registration.claimed.append(filter)
                     registration.subscribeConnection = connection
@@ -251,6 +252,8 @@ extension CommunicationManager {
         on connection: any TransportConnection,
         withoutWaiting: Bool
     ) async -> ClaimedSubscription {
+        // Only an observation's claim is registered (see `ManagerState.claimDirectSubscription`).
+        defer { if !withoutWaiting { self.endSubscribing(filters) } }
         do {
             if withoutWaiting, try connection.subscribeWithoutWaiting(to: filters) { return .handedOver }
             try await connection.subscribe(to: filters)
@@ -260,6 +263,24 @@ extension CommunicationManager {
                 for filter in filters { state.routing.releaseSubscribeClaim(filter) }
             }
             return .failed
+        }
+    }
+
+    /// Ends the subscriptions of `filters` claimed with `ManagerState.claimSubscription(of:)`, done or
+    /// failed: the observations waiting for them (``waitForPendingSubscriptions(of:)``) go on.
+    func endSubscribing(_ filters: [TopicFilter]) {
+        let signals = self.state.withLock { state in filters.compactMap { state.subscribing.removeValue(forKey: $0) } }
+        for signal in signals { signal.fire() }
+    }
+
+    /// Waits until no subscription of `filters` that another task or the send loop claimed is still
+    /// waiting for its confirmation, so that an observation returns with its subscription in place even
+    /// when it found the filter already claimed. Cancellation ends the wait, as in
+    /// ``subscribe(_:forResponses:)``.
+    func waitForPendingSubscriptions(of filters: [TopicFilter]) async {
+        for filter in filters {
+            guard let signal = self.state.withLock({ $0.subscribing[filter] }) else { continue }
+            await signal.wait()
         }
     }
 
@@ -328,7 +349,7 @@ extension CommunicationManager {
     /// ``run()``: offline, busy, or the direct attempt failed (the send loop then retries it, or
     /// reconnects).
     private func subscribeDirectly(_ filter: TopicFilter, withoutWaiting: Bool) async -> Bool {
-        switch self.state.withLock({ $0.claimDirectSubscription(of: filter) }) {
+        switch self.state.withLock({ $0.claimDirectSubscription(of: filter, forResponses: withoutWaiting) }) {
         case .claimed(let connection):
             let result = await self.subscribeClaimed([filter], on: connection, withoutWaiting: withoutWaiting)
             return result != .failed

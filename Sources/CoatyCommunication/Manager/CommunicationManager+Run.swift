@@ -153,7 +153,8 @@ extension CommunicationManager {
                         // now (only a reused correlation id gets here): let that finish first, so the
                         // subscription is not undone. That release does not suspend, so this is short.
                         while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
-                        if self.state.withLock({ $0.routing.claimSubscribe(filter) }) {
+                        if self.state.withLock({ $0.claimSubscription(of: filter) }) {
+                            defer { self.endSubscribing([filter]) }
                             try await connection.subscribe(to: [filter])
                         }
                         pending.removeFirst()

@@ -218,6 +218,11 @@ struct ManagerState: Sendable {
     var isPublishing = false
     /// The filters of the control commands the send loop took and has not finished.
     var controlInFlight: Set<TopicFilter> = []
+    /// The filters whose subscription was claimed and waits for the connection's confirmation, with
+    /// the signal fired when it ends (see ``claimSubscription(of:)``). The routing table counts them as
+    /// subscribed, so another observation of the same filter waits for this signal instead of
+    /// returning before the subscription is in place.
+    var subscribing: [TopicFilter: OneShotSignal] = [:]
     /// The filters a finished request is unsubscribing from its own task, between its claim and the
     /// transport call (see ``CommunicationManager/removeObservers(_:deferringUnsubscribe:)``).
     var directReleases: Set<TopicFilter> = []
@@ -267,9 +272,24 @@ struct ManagerState: Sendable {
 
     /// Claims the subscription of an observed `filter` for the calling task, when the connection may
     /// take it directly (see ``directSubscribeConnection(for:)``).
-    mutating func claimDirectSubscription(of filter: TopicFilter) -> DirectSubscription {
+    ///
+    /// A request's response filter (`forResponses`) is not registered in ``subscribing``: only requests
+    /// use it, and they count a subscription handed to the connection as in place.
+    mutating func claimDirectSubscription(of filter: TopicFilter, forResponses: Bool = false) -> DirectSubscription {
         guard let connection = self.directSubscribeConnection(for: filter) else { return .unavailable }
-        return self.routing.claimSubscribe(filter) ? .claimed(connection) : .alreadyClaimed
+        let claimed = forResponses ? self.routing.claimSubscribe(filter) : self.claimSubscription(of: filter)
+        return claimed ? .claimed(connection) : .alreadyClaimed
+    }
+
+    /// Claims the subscription of `filter` (`RoutingTable.claimSubscribe(_:)`) and, when claimed,
+    /// registers it in ``subscribing`` until the claimant ends it with
+    /// `CommunicationManager.endSubscribing(_:)`.
+    mutating func claimSubscription(of filter: TopicFilter) -> Bool {
+        guard self.routing.claimSubscribe(filter) else { return false }
+        // A claim on a new connection may meet the entry of one made on the lost connection: both
+        // end through the same signal, so no waiter is left behind.
+        if self.subscribing[filter] == nil { self.subscribing[filter] = OneShotSignal() }
+        return true
     }
 }
 

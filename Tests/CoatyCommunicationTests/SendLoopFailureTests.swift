@@ -268,7 +268,10 @@ extension SendLoopFailureTests {
             #expect(bus.dropConnection(clientID: manager.clientID))
             for await _ in entered { break }
             let observation = Task { try await manager.observeAdvertise(objectType: "com.example.Thing") }
-            while !manager.state.withLock({ $0.control.hasSubscribe }) { await Task.yield() }
+            while !manager.state.withLock({ $0.control.hasSubscribe }) {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
 
             // That connection fails before it comes online, and no other can be opened.
             faults.refuseConnections.store(true, ordering: .sequentiallyConsistent)

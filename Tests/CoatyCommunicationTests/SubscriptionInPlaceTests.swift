@@ -36,6 +36,7 @@ struct SubscriptionInPlaceTests {
             while manager.state.withLock({ state in
                 state.routing.entries.values.count { $0.filter.rawValue.contains(gate.filter) }
             }) < 2 {
+                try Task.checkCancellation()  // the suite's time limit ends the wait
                 await Task.yield()
             }
             let early = await SendLoopFailureTests.result(of: second, within: .milliseconds(500))

@@ -34,7 +34,10 @@ struct MQTTConnectionScriptedTests {
             while try connection.publishWithoutWaiting(message) { queued += 1 }
             group.addTask { await connection.disconnect() }
             // Once DISCONNECT is queued, publications are refused.
-            while (try? connection.publishWithoutWaiting(message)) != nil { await Task.yield() }
+            while (try? connection.publishWithoutWaiting(message)) != nil {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
             stream.feed(try MQTTPacket.publish(.init(topic: "news", payload: [1])).encoded())
             var iterator = received.makeAsyncIterator()
             _ = await iterator.next()

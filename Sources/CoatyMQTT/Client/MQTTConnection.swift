@@ -681,16 +681,19 @@ package final class MQTTConnection: TransportConnection, Sendable {
         // anything the receiver does in response: a receiver that closes the connection as soon as it
         // has the message queues its DISCONNECT behind the acknowledgement, instead of ahead of it
         // (where the acknowledgement was dropped, as nothing may follow a DISCONNECT [MQTT-3.14.4-1]).
+        // The writer is woken after the hand-over, as before, so that it takes acknowledgements in
+        // batches.
         switch publish.qos {
         case .atMostOnce:
             self.onMessage(message)
         case .atLeastOnce:
             guard let id = publish.packetID else { throw self.violation("QoS 1 PUBLISH without identifier") }
-            self.state.withLock { state in
+            let writer = self.state.withLock { state in
                 state.enqueueControl(.puback(id))
                 return state.takeWriterWaiter()
-            }?.resume()
+            }
             self.onMessage(message)
+            writer?.resume()
         case .exactlyOnce:
             guard let id = publish.packetID else { throw self.violation("QoS 2 PUBLISH without identifier") }
             let (isNew, writer) = self.state.withLock { state in
@@ -699,8 +702,8 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 state.enqueueControl(.pubrec(id))
                 return (isNew, state.takeWriterWaiter())
             }
-            writer?.resume()
             if isNew { self.onMessage(message) }
+            writer?.resume()
         }
     }
 

@@ -121,6 +121,7 @@ struct MQTTConnectionScriptedTests {
             await stream.waitUntilWritten { $0.suffix(disconnect.count).elementsEqual(disconnect) }
             stream.close()
         }
+        receiver.withLock { $0 = nil }  // the handler's reference would keep the connection alive
         var decoder = MQTTPacketDecoder()
         decoder.append(stream.written)
         var packets: [MQTTPacket] = []

@@ -24,4 +24,37 @@ struct FinishBeforeRunTests {
             try await group.waitForAll()
         }
     }
+
+    /// A broker that does not answer: the transport's connect hangs (for its connect timeout, 30 s by
+    /// default over MQTT). `finish()` abandons the attempt at once, as it does a wait to reconnect;
+    /// `run()` waited for the connect to end.
+    @Test func finishWhileConnectingMakesRunReturnAtOnce() async throws {
+        let (attempts, attempt) = AsyncStream<Void>.makeStream()
+        let manager = CommunicationManager(
+            transport: UnansweredTransport(attempt: attempt),
+            configuration: .init(identity: Identity(name: "Patient"))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await manager.run() }
+            for await _ in attempts { break }
+            manager.finish()
+            try await group.waitForAll()  // on the old code, until the suite's time limit
+        }
+    }
+}
+
+/// A transport whose connection attempts hang until cancelled, as a connect to an address that drops
+/// every packet does.
+private struct UnansweredTransport: Transport {
+    let attempt: AsyncStream<Void>.Continuation
+
+    func withConnection<Result: Sendable>(
+        _ options: TransportConnectOptions,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void,
+        _ body: (any TransportConnection) async throws -> Result
+    ) async throws -> Result {
+        self.attempt.yield()
+        try await Task.sleep(for: .seconds(3600))  // the hang; only cancellation ends it
+        throw TransportError(.timedOut, "no answer")
+    }
 }

@@ -41,11 +41,7 @@ extension CommunicationManager {
         var delay = self.configuration.initialReconnectDelay
         while !Task.isCancelled && !self.isStopRequested {
             do {
-                try await self.transport.withConnection(
-                    options,
-                    onMessage: { [weak self] message in self?.receive(message) },
-                    { connection in try await self.serve(connection) }
-                )
+                try await self.connect(options, abandonedBy: stop)
                 return
             } catch {
                 let (wasOnline, control) = self.state.withLock { state in
@@ -71,6 +67,36 @@ extension CommunicationManager {
     }
 
     var isStopRequested: Bool { self.state.withLock { $0.isStopRequested } }
+
+    /// Opens one connection and serves it until stopped (returns) or lost (throws).
+    ///
+    /// A ``finish()`` that comes before the agent is online (while the transport connects, or while the
+    /// join goes out) abandons the attempt at once, as a cancellation does: a connect to a broker that
+    /// does not answer could otherwise hold `finish()` for the transport's whole connect timeout, and
+    /// there is nothing to unjoin yet (a join already sent is undone by the last will, which an abrupt
+    /// close publishes). Once online, ``serve(_:)`` stops gracefully by itself.
+    private func connect(_ options: TransportConnectOptions, abandonedBy stop: OneShotSignal) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await self.transport.withConnection(
+                    options,
+                    onMessage: { [weak self] message in self?.receive(message) },
+                    { connection in try await self.serve(connection) }
+                )
+                return true
+            }
+            group.addTask {
+                await stop.wait()
+                return false
+            }
+            while let connectionEnded = try await group.next() {
+                if connectionEnded || self.state.withLock({ $0.communicationState != .online }) {
+                    group.cancelAll()
+                    return
+                }
+            }
+        }
+    }
 
     private func sleep(_ delay: Duration, unlessStopped stop: OneShotSignal) async {
         await withTaskGroup(of: Void.self) { group in

@@ -133,9 +133,10 @@ public final class CommunicationManager: Sendable {
     /// Requests a graceful stop of ``run()``: queued publications are sent, the unjoin Deadvertise is
     /// published, and the connection is closed gracefully (no last will). Returns without suspending.
     ///
-    /// If `run()` is waiting to reconnect, it returns at once. If `run()` has not started yet, the next
-    /// `run()` returns at once without connecting, so a `finish()` racing a just-spawned `run()` is never
-    /// lost.
+    /// If `run()` is waiting to reconnect, or still connecting and not yet online, it returns at once
+    /// (a join already sent is undone by the last will of the abandoned connection). If `run()` has not
+    /// started yet, the next `run()` returns at once without connecting, so a `finish()` racing a
+    /// just-spawned `run()` is never lost.
     public func finish() {
         self.state.withLock { $0.isStopRequested = true }
         self.stopSignal.withLock { $0 }?.fire()

@@ -20,8 +20,8 @@ import Synchronization
 /// Lifecycle: `onInit` of every controller (in order) → connect and join → once online,
 /// `onCommunicationManagerStarting` of every controller (in order) → spawned work runs → on shutdown,
 /// spawned work is cancelled, `onCommunicationManagerStopping` runs in reverse order while still
-/// online, the manager deadvertises the identity and disconnects gracefully, and `onDispose` runs in
-/// reverse order. A container runs once.
+/// online (it runs also when the agent never came online), the manager deadvertises the identity and
+/// disconnects gracefully, and `onDispose` runs in reverse order. A container runs once.
 public final class Container: Sendable {
     /// Settings of a ``Container``.
     public struct Configuration: Sendable {

@@ -3,8 +3,9 @@
 ///
 /// The container calls the hooks in this order: ``onInit(context:)`` for every controller in the
 /// order given, ``onCommunicationManagerStarting()`` for every controller once the agent is online
-/// for the first time, then on shutdown ``onCommunicationManagerStopping()`` and finally
-/// ``onDispose()``, both in reverse order. Every hook has a default that does nothing.
+/// for the first time, then on shutdown ``onCommunicationManagerStopping()`` (even if the agent never
+/// came online) and finally ``onDispose()``, both in reverse order. Every hook has a default that does
+/// nothing.
 ///
 /// Controllers are application-level components whose operations are async, so an `actor` or a
 /// `final class` with its state behind a `Mutex` fits. Long-lived observation loops belong in
@@ -26,7 +27,10 @@ public protocol Controller: Sendable {
     /// Called once the agent is online for the first time, after its identity was advertised.
     func onCommunicationManagerStarting() async throws
 
-    /// Called on shutdown while the agent is still online, before it deadvertises its identity.
+    /// Called on shutdown, before the agent deadvertises its identity: while it is still online if it
+    /// came online. It is called too when the agent never came online (it could not connect, or an
+    /// ``onCommunicationManagerStarting()`` hook threw), so that a controller can always undo what
+    /// ``onInit(context:)`` set up; what it publishes then is not sent.
     func onCommunicationManagerStopping() async
 
     /// Called last, after the agent has left.

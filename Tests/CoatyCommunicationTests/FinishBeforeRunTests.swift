@@ -41,6 +41,28 @@ struct FinishBeforeRunTests {
             try await group.waitForAll()  // on the old code, until the suite's time limit
         }
     }
+
+    /// Publications still queued when `run()` ends, because the agent never got online, are dropped
+    /// and reported; they were dropped without a word.
+    @Test func publicationsLeftUnsentWhenRunEndsAreReported() async throws {
+        let (attempts, attempt) = AsyncStream<Void>.makeStream()
+        let manager = CommunicationManager(
+            transport: UnansweredTransport(attempt: attempt),
+            configuration: .init(identity: Identity(name: "Unheard"))
+        )
+        let diagnostics = manager.observeDiagnostics()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await manager.run() }
+            for await _ in attempts { break }
+            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Note", name: "unsent")))
+            manager.finish()
+            try await group.waitForAll()
+        }
+        var reported: [CommunicationDiagnostic] = []
+        for await diagnostic in diagnostics { reported.append(diagnostic) }
+        #expect(reported.map(\.kind) == [.droppedPublication, .droppedPublication])
+        #expect(reported.map(\.topic).allSatisfy { $0.contains("/ADV:") })
+    }
 }
 
 /// A transport whose connection attempts hang until cancelled, as a connect to an address that drops

@@ -2,7 +2,7 @@
 ///
 /// Bad inbound data never crashes an agent and is never lost silently: an undecodable or invalid
 /// event, a response that fails the requester-side checks, or a publication dropped from a full
-/// offline queue is reported through ``CommunicationManager/observeDiagnostics()`` and the logger.
+/// offline queue or left unsent when `run()` ends is reported through ``CommunicationManager/observeDiagnostics()`` and the logger.
 public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// What kind of drop this is.
     public enum Kind: Sendable, Hashable {
@@ -10,7 +10,8 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
         case invalidInboundEvent
         /// An inbound response failed the requester-side checks of its request.
         case rejectedResponse
-        /// A queued publication was dropped because the offline queue was full.
+        /// A queued publication was dropped because the offline queue was full, or because
+        /// ``CommunicationManager/run()`` ended (stopped while offline, or cancelled) before it was sent.
         case droppedPublication
         /// An observer's buffer was full and its oldest event was dropped.
         case droppedEvent

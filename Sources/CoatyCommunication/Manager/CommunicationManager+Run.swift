@@ -242,22 +242,31 @@ extension CommunicationManager {
     }
 
     private func endRun() {
-        let (entries, stateObservers, diagnosticObservers, control) = self.state.withLock { state in
+        let (entries, stateObservers, diagnosticObservers, control, unsent) = self.state.withLock { state in
             self.disconnected(&state)
             state.isRunning = false
             state.isStopRequested = false
-            _ = state.outbox.removeAll()
             defer {
                 state.stateObservers = [:]
                 state.diagnosticObservers = [:]
             }
             return (
                 state.routing.removeAll(), Array(state.stateObservers.values), Array(state.diagnosticObservers.values),
-                state.control.takeAll()
+                state.control.takeAll(), state.outbox.removeAll()
             )
         }
         self.stopSignal.withLock { $0 = nil }
         Self.releaseWaiters(of: control)
+        // Publications still queued (the manager stopped while offline, or was cancelled) are dropped,
+        // and reported before the diagnostics streams finish.
+        for message in unsent {
+            let diagnostic = CommunicationDiagnostic(
+                kind: .droppedPublication,
+                topic: message.topic,
+                reason: "not sent before run() ended"
+            )
+            self.report(diagnostic, to: diagnosticObservers)
+        }
         for entry in entries { entry.receiver.finish() }
         for observer in stateObservers { observer.finish() }
         for observer in diagnosticObservers { observer.finish() }

@@ -93,7 +93,8 @@ public final class CommunicationManager: Sendable {
     }
 
     /// Observes diagnostics: every inbound event dropped as invalid, every rejected response, every
-    /// publication dropped from a full outbox and every event dropped from a full observer buffer.
+    /// publication dropped from a full outbox or still queued when ``run()`` ends, and every event
+    /// dropped from a full observer buffer.
     ///
     /// Returns without suspending. The stream finishes when ``run()`` returns. Each diagnostic is
     /// also logged at `warning` level.
@@ -113,11 +114,18 @@ public final class CommunicationManager: Sendable {
     }
 
     func report(_ diagnostic: CommunicationDiagnostic) {
+        self.report(diagnostic, to: self.state.withLock { Array($0.diagnosticObservers.values) })
+    }
+
+    /// Logs `diagnostic` and hands it to `observers`.
+    func report(
+        _ diagnostic: CommunicationDiagnostic,
+        to observers: [EventStream<CommunicationDiagnostic>.Continuation]
+    ) {
         self.configuration.logger.warning(
             "dropped: \(diagnostic.reason)",
             metadata: ["topic": diagnostic.topic, "kind": "\(diagnostic.kind)"]
         )
-        let observers = self.state.withLock { Array($0.diagnosticObservers.values) }
         for observer in observers { observer.yield(diagnostic) }
     }
 

@@ -21,7 +21,8 @@ import Synchronization
 /// `onCommunicationManagerStarting` of every controller (in order) → spawned work runs → on shutdown,
 /// spawned work is cancelled, `onCommunicationManagerStopping` runs in reverse order while still
 /// online (it runs also when the agent never came online), the manager deadvertises the identity and
-/// disconnects gracefully, and `onDispose` runs in reverse order. A container runs once.
+/// disconnects gracefully (an agent that never came online just stops connecting), and `onDispose` runs
+/// in reverse order. A container runs once.
 public final class Container: Sendable {
     /// Settings of a ``Container``.
     public struct Configuration: Sendable {

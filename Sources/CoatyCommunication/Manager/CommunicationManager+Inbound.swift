@@ -179,7 +179,7 @@ extension CommunicationManager {
             var registration = RequestRegistration(ids: added.ids, publishConnection: state.directPublishConnection)
             for filter in added.toSubscribe {
                 switch state.claimDirectSubscription(of: filter, forResponses: true) {
-                case .claimed(let connection):
+                case .claimed(let connection, _):
                     registration.claimed.append(filter)
                     registration.subscribeConnection = connection
                 case .alreadyClaimed:
@@ -252,8 +252,6 @@ extension CommunicationManager {
         on connection: any TransportConnection,
         withoutWaiting: Bool
     ) async -> ClaimedSubscription {
-        // Only an observation's claim is registered (see `ManagerState.claimDirectSubscription`).
-        defer { if !withoutWaiting { self.endSubscribing(filters) } }
         do {
             if withoutWaiting, try connection.subscribeWithoutWaiting(to: filters) { return .handedOver }
             try await connection.subscribe(to: filters)
@@ -266,21 +264,27 @@ extension CommunicationManager {
         }
     }
 
-    /// Ends the subscriptions of `filters` claimed with `ManagerState.claimSubscription(of:)`, done or
-    /// failed: the observations waiting for them (``waitForPendingSubscriptions(of:)``) go on.
-    func endSubscribing(_ filters: [TopicFilter]) {
-        let signals = self.state.withLock { state in filters.compactMap { state.subscribing.removeValue(forKey: $0) } }
-        for signal in signals { signal.fire() }
+    /// Ends the subscription of `filter` claimed with `ManagerState.claimSubscription(of:)` and its
+    /// `signal`, done or failed: the observations waiting for it (``waitForPendingSubscriptions(of:)``)
+    /// go on. The entry is removed only if it is still this claim's.
+    func endSubscribing(_ filter: TopicFilter, _ signal: OneShotSignal) {
+        self.state.withLock { state in
+            if state.subscribing[filter] === signal { state.subscribing[filter] = nil }
+        }
+        signal.fire()
     }
 
     /// Waits until no subscription of `filters` that another task or the send loop claimed is still
     /// waiting for its confirmation, so that an observation returns with its subscription in place even
-    /// when it found the filter already claimed. Cancellation ends the wait, as in
-    /// ``subscribe(_:forResponses:)``.
+    /// when it found the filter already claimed (unless that subscription failed with the connection:
+    /// the next connection then subscribes it, as for an observation made offline). Cancellation ends
+    /// the wait, as in ``subscribe(_:forResponses:)``.
     func waitForPendingSubscriptions(of filters: [TopicFilter]) async {
         for filter in filters {
-            guard let signal = self.state.withLock({ $0.subscribing[filter] }) else { continue }
-            await signal.wait()
+            while let signal = self.state.withLock({ $0.subscribing[filter] }) {
+                await signal.wait()
+                if Task.isCancelled { return }
+            }
         }
     }
 
@@ -350,8 +354,9 @@ extension CommunicationManager {
     /// reconnects).
     private func subscribeDirectly(_ filter: TopicFilter, withoutWaiting: Bool) async -> Bool {
         switch self.state.withLock({ $0.claimDirectSubscription(of: filter, forResponses: withoutWaiting) }) {
-        case .claimed(let connection):
+        case .claimed(let connection, let signal):
             let result = await self.subscribeClaimed([filter], on: connection, withoutWaiting: withoutWaiting)
+            if let signal { self.endSubscribing(filter, signal) }
             return result != .failed
         case .alreadyClaimed:
             return true

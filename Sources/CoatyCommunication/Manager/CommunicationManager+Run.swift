@@ -14,11 +14,14 @@ extension CommunicationManager {
     /// a delay that doubles from ``Configuration/initialReconnectDelay`` up to
     /// ``Configuration/maximumReconnectDelay``.
     ///
-    /// `run()` stops when ``finish()`` is called or its task is cancelled. Either way it sends the
-    /// queued publications and the unjoin Deadvertise while connected, then returns so the transport
-    /// closes the connection; after ``finish()`` the close is graceful (no last will). After a
-    /// cancellation the transport may close abruptly, in which case the peer publishes the last will,
-    /// the same Deadvertise, a second time. Every stream of the manager finishes, the state goes
+    /// `run()` stops when ``finish()`` is called or its task is cancelled. Either way, once online, it
+    /// sends the queued publications and the unjoin Deadvertise while connected, then returns so the
+    /// transport closes the connection; after ``finish()`` the close is graceful (no last will). After
+    /// a cancellation the transport may close abruptly, in which case the peer publishes the last will,
+    /// the same Deadvertise, a second time. A stop that comes before the agent is online (while the
+    /// transport connects or the join goes out) abandons the attempt: the close is abrupt, so a join
+    /// already sent is undone by the last will. Publications still queued when `run()` ends are dropped
+    /// and reported (``observeDiagnostics()``). Every stream of the manager finishes, the state goes
     /// `.offline`, and `run()` returns normally. It can be called again afterwards.
     ///
     /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` if `run()`
@@ -76,6 +79,7 @@ extension CommunicationManager {
     /// there is nothing to unjoin yet (a join already sent is undone by the last will, which an abrupt
     /// close publishes). Once online, ``serve(_:)`` stops gracefully by itself.
     private func connect(_ options: TransportConnectOptions, abandonedBy stop: OneShotSignal) async throws {
+        self.state.withLock { $0.isConnectionAbandoned = false }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await self.transport.withConnection(
@@ -90,7 +94,17 @@ extension CommunicationManager {
                 return false
             }
             while let connectionEnded = try await group.next() {
-                if connectionEnded || self.state.withLock({ $0.communicationState != .online }) {
+                // Decided under the lock that `serve` takes to go online, so that an agent that went
+                // online meanwhile is not cancelled (its queued publications would be lost with the
+                // connection): it stops gracefully instead.
+                let abandons =
+                    connectionEnded
+                    || self.state.withLock { state in
+                        guard state.communicationState != .online else { return false }
+                        state.isConnectionAbandoned = true
+                        return true
+                    }
+                if abandons {
                     group.cancelAll()
                     return
                 }
@@ -122,7 +136,8 @@ extension CommunicationManager {
         }
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
-        let hasQueued = self.state.withLock { state -> Bool in
+        let hasQueued = try self.state.withLock { state throws(CancellationError) -> Bool in
+            guard !state.isConnectionAbandoned else { throw CancellationError() }
             state.liveConnection = connection
             self.setCommunicationState(.online, in: &state)
             return !state.outbox.isEmpty
@@ -179,8 +194,8 @@ extension CommunicationManager {
                         // now (only a reused correlation id gets here): let that finish first, so the
                         // subscription is not undone. That release does not suspend, so this is short.
                         while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
-                        if self.state.withLock({ $0.claimSubscription(of: filter) }) {
-                            defer { self.endSubscribing([filter]) }
+                        if let signal = self.state.withLock({ $0.claimSubscription(of: filter) }) {
+                            defer { self.endSubscribing(filter, signal) }
                             try await connection.subscribe(to: [filter])
                         }
                         pending.removeFirst()

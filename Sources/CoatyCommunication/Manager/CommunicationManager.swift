@@ -216,6 +216,9 @@ struct ManagerState: Sendable {
     var communicationState: CommunicationState = .offline
     var isRunning = false
     var isStopRequested = false
+    /// Whether ``CommunicationManager/finish()`` came while the current connection was not yet online:
+    /// the attempt is abandoned, and `serve` must not go online (see `connect(_:abandonedBy:)`).
+    var isConnectionAbandoned = false
     /// `true` while connected and past the initial subscribe: new filters are subscribed at once.
     var acceptsControl = false
     var outbox: BoundedQueue<TransportMessage>
@@ -271,8 +274,9 @@ struct ManagerState: Sendable {
     /// What ``claimDirectSubscription(of:)`` decided.
     enum DirectSubscription {
         /// The caller subscribes the filter on this connection from its own task, and releases the
-        /// claim (`RoutingTable.releaseSubscribeClaim(_:)`) if that fails.
-        case claimed(any TransportConnection)
+        /// claim (`RoutingTable.releaseSubscribeClaim(_:)`) if that fails. An observation's claim
+        /// comes with the signal the caller ends it with (`CommunicationManager.endSubscribing(_:_:)`).
+        case claimed(any TransportConnection, OneShotSignal?)
         /// Nothing to do: the filter is subscribed, or being subscribed, already.
         case alreadyClaimed
         /// The subscription has to be queued for the send loop.
@@ -286,19 +290,24 @@ struct ManagerState: Sendable {
     /// use it, and they count a subscription handed to the connection as in place.
     mutating func claimDirectSubscription(of filter: TopicFilter, forResponses: Bool = false) -> DirectSubscription {
         guard let connection = self.directSubscribeConnection(for: filter) else { return .unavailable }
-        let claimed = forResponses ? self.routing.claimSubscribe(filter) : self.claimSubscription(of: filter)
-        return claimed ? .claimed(connection) : .alreadyClaimed
+        if forResponses {
+            return self.routing.claimSubscribe(filter) ? .claimed(connection, nil) : .alreadyClaimed
+        }
+        guard let signal = self.claimSubscription(of: filter) else { return .alreadyClaimed }
+        return .claimed(connection, signal)
     }
 
     /// Claims the subscription of `filter` (`RoutingTable.claimSubscribe(_:)`) and, when claimed,
-    /// registers it in ``subscribing`` until the claimant ends it with
-    /// `CommunicationManager.endSubscribing(_:)`.
-    mutating func claimSubscription(of filter: TopicFilter) -> Bool {
-        guard self.routing.claimSubscribe(filter) else { return false }
-        // A claim on a new connection may meet the entry of one made on the lost connection: both
-        // end through the same signal, so no waiter is left behind.
-        if self.subscribing[filter] == nil { self.subscribing[filter] = OneShotSignal() }
-        return true
+    /// registers it in ``subscribing`` with a signal of its own, until the claimant ends it with
+    /// `CommunicationManager.endSubscribing(_:_:)`.
+    ///
+    /// A claim on a new connection may replace the entry of one still ending on the lost connection:
+    /// that one then fires only its own signal, and its waiters go on to wait for this one.
+    mutating func claimSubscription(of filter: TopicFilter) -> OneShotSignal? {
+        guard self.routing.claimSubscribe(filter) else { return nil }
+        let signal = OneShotSignal()
+        self.subscribing[filter] = signal
+        return signal
     }
 }
 

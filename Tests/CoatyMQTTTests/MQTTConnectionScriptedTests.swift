@@ -76,6 +76,11 @@ struct MQTTConnectionScriptedTests {
             let publisher = Task {
                 try await connection.publish(message)
             }
+            // Cancelled once it waits, so that the cancellation handler is what ends the wait.
+            while connection.state.withLock({ $0.drainWaiters.isEmpty }) {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
             publisher.cancel()
             group.addTask {
                 do {

@@ -103,7 +103,7 @@ struct MQTTTransportMosquittoTests {
     /// still passed: on today's request path the stall no longer comes in most round trips. It now
     /// guards requests over mosquitto against any systematic stall, not the immediate acknowledgement
     /// itself.
-    @Test func requestsDoNotStallOnDelayedAcknowledgements() async throws {
+    @Test func requestsOverMosquittoDoNotStall() async throws {
         try await self.withCallerAndCallee { caller, callee in
             let registration = try await callee.handleCalls("com.example.ping") { try $0.returnResult(nil) }
             defer { registration.cancel() }

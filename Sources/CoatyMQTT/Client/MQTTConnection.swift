@@ -29,7 +29,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     let configuration: MQTTTransport.Configuration
     let broker: MQTTBrokerAddress
     private let onMessage: @Sendable (TransportMessage) -> Void
-    private let state: Mutex<MQTTConnectionState>
+    let state: Mutex<MQTTConnectionState>
 
     init(
         socket: any ByteStreamConnection,

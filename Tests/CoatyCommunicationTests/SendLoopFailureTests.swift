@@ -90,6 +90,27 @@ extension SendLoopFailureTests {
         )
     }
 
+    /// The first message on `tap` whose topic contains `topicPart`, or `nil` if none comes within
+    /// `limit`.
+    static func firstMessage(
+        containing topicPart: String,
+        on tap: AsyncStream<TransportMessage>,
+        within limit: Duration
+    ) async throws -> TransportMessage? {
+        let arrival = Task {
+            var messages = tap.makeAsyncIterator()
+            return try await next(&messages) { $0.contains(topicPart) }
+        }
+        defer { arrival.cancel() }
+        return try await Self.result(of: arrival, within: limit)?.get()
+    }
+
+    /// Waits until the manager whose states `states` iterates has gone offline and come online again.
+    static func reconnected(_ states: inout EventStream<CommunicationState>.AsyncIterator) async {
+        while await states.next() == .online {}
+        while await states.next() != .online {}
+    }
+
     /// The task's result, or `nil` if it has not finished within `limit` (the task is left running).
     static func result<Success: Sendable>(
         of task: Task<Success, any Error>,
@@ -174,18 +195,12 @@ extension SendLoopFailureTests {
 
             faults.failNextPublish.store(true, ordering: .sequentiallyConsistent)
             try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "requeued")))
-            while await states.next() == .online {}
-            while await states.next() != .online {}
+            await Self.reconnected(&states)
 
-            let arrival = Task {
-                var messages = tap.makeAsyncIterator()
-                return try await next(&messages) { $0.contains("ADV::com.example.Thing") }
-            }
-            defer { arrival.cancel() }
             let advertise = try #require(
-                await Self.result(of: arrival, within: .seconds(10)),
+                await Self.firstMessage(containing: "ADV::com.example.Thing", on: tap, within: .seconds(10)),
                 "the requeued publication was not sent after the reconnect"
-            ).get()
+            )
             #expect(String(decoding: advertise.payload, as: UTF8.self).contains("requeued"))
             manager.finish()
             try await group.waitForAll()
@@ -221,18 +236,12 @@ extension SendLoopFailureTests {
             try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "batched")))
             faults.failNextUnsubscribe.store(true, ordering: .sequentiallyConsistent)
             releaseContinuation.finish()
-            while await states.next() == .online {}
-            while await states.next() != .online {}
+            await Self.reconnected(&states)
 
-            let arrival = Task {
-                var messages = tap.makeAsyncIterator()
-                return try await next(&messages) { $0.contains("ADV::com.example.Thing") }
-            }
-            defer { arrival.cancel() }
             let advertise = try #require(
-                await Self.result(of: arrival, within: .seconds(10)),
+                await Self.firstMessage(containing: "ADV::com.example.Thing", on: tap, within: .seconds(10)),
                 "the Advertise taken with the failed unsubscription was not sent after the reconnect"
-            ).get()
+            )
             #expect(String(decoding: advertise.payload, as: UTF8.self).contains("batched"))
             let unsubscriptionFailed = !faults.failNextUnsubscribe.load(ordering: .sequentiallyConsistent)
             #expect(unsubscriptionFailed)

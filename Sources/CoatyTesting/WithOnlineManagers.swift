@@ -38,14 +38,31 @@ public func withOnlineManagers<Result: Sendable>(
         configure(index, &configuration)
         return CommunicationManager(transport: InProcessTransport(bus: bus), configuration: configuration)
     }
-    return try await withThrowingTaskGroup(of: Void.self) { group in
+    return try await withOnline(managers) { try await body(managers, bus) }
+}
+
+/// Runs the given managers, whatever their transports, waits until all are online, runs `body`, then
+/// stops them gracefully and waits for them to finish; ``withOnlineManagers(count:bus:configure:_:)``
+/// for managers made elsewhere (for example over a wrapped or failing transport).
+///
+/// - Parameters:
+///   - managers: The managers, started in order.
+///   - body: Works with the online managers.
+/// - Returns: What `body` returns.
+/// - Throws: What `body` or a manager's `run()` throws.
+@discardableResult
+public func withOnline<Result: Sendable>(
+    _ managers: [CommunicationManager],
+    _ body: () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Void.self) { group in
         for manager in managers {
             let states = manager.observeCommunicationState()
             group.addTask { try await manager.run() }
             _ = await states.first { $0 == .online }
         }
         do {
-            let result = try await body(managers, bus)
+            let result = try await body()
             for manager in managers { manager.finish() }
             try await group.waitForAll()
             return result

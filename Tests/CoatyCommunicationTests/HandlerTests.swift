@@ -120,12 +120,7 @@ struct HandlerTests {
             transport: InProcessTransport(bus: bus),
             configuration: .init(identity: Identity(name: "callee"))
         )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for manager in [caller, callee] {
-                let states = manager.observeCommunicationState()
-                group.addTask { try await manager.run() }
-                _ = await states.first { $0 == .online }
-            }
+        try await withOnline([caller, callee]) {
             let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
             for _ in 0..<(CommunicationManager.deferredUnsubscribeBatch - 1) {
@@ -143,9 +138,6 @@ struct HandlerTests {
             _ = try await advertises.first(timeout: .seconds(5))
             let filters = Self.filters(of: caller.clientID, on: bus)
             #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")
-            caller.finish()
-            callee.finish()
-            try await group.waitForAll()
         }
     }
 

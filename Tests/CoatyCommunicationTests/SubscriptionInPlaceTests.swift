@@ -1,5 +1,6 @@
 import CoatyCore
 import CoatyModel
+import CoatyTesting
 import Synchronization
 import Testing
 
@@ -23,12 +24,7 @@ struct SubscriptionInPlaceTests {
             transport: InProcessTransport(bus: bus),
             configuration: .init(identity: Identity(name: "publisher"))
         )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for agent in [manager, publisher] {
-                let states = agent.observeCommunicationState()
-                group.addTask { try await agent.run() }
-                _ = await states.first { $0 == .online }
-            }
+        try await withOnline([manager, publisher]) {
             let first = Task { try await manager.observeAdvertise(objectType: "com.example.Gated") }
             for await _ in gate.entered { break }
             // The first observation's subscription is under way, not in place yet.
@@ -47,9 +43,6 @@ struct SubscriptionInPlaceTests {
             _ = try await first.value
             try publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Gated", name: "seen")))
             #expect(try await advertises.first(timeout: .seconds(5)).object.name == "seen")
-            manager.finish()
-            publisher.finish()
-            try await group.waitForAll()
         }
     }
 }

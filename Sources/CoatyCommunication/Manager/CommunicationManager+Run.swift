@@ -79,7 +79,6 @@ extension CommunicationManager {
     /// there is nothing to unjoin yet (a join already sent is undone by the last will, which an abrupt
     /// close publishes). Once online, ``serve(_:)`` stops gracefully by itself.
     private func connect(_ options: TransportConnectOptions, abandonedBy stop: OneShotSignal) async throws {
-        self.state.withLock { $0.isConnectionAbandoned = false }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await self.transport.withConnection(
@@ -94,17 +93,11 @@ extension CommunicationManager {
                 return false
             }
             while let connectionEnded = try await group.next() {
-                // Decided under the lock that `serve` takes to go online, so that an agent that went
-                // online meanwhile is not cancelled (its queued publications would be lost with the
-                // connection): it stops gracefully instead.
-                let abandons =
-                    connectionEnded
-                    || self.state.withLock { state in
-                        guard state.communicationState != .online else { return false }
-                        state.isConnectionAbandoned = true
-                        return true
-                    }
-                if abandons {
+                // `finish()` marks the stop before it fires the signal, and `serve` checks that mark under
+                // the lock it takes to go online: either the agent went online first, and stops
+                // gracefully (cancelling it would lose its queued publications), or it never goes
+                // online, and the attempt is cancelled here.
+                if connectionEnded || self.state.withLock({ $0.communicationState != .online }) {
                     group.cancelAll()
                     return
                 }
@@ -137,7 +130,8 @@ extension CommunicationManager {
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
         let hasQueued = try self.state.withLock { state throws(CancellationError) -> Bool in
-            guard !state.isConnectionAbandoned else { throw CancellationError() }
+            // A stop requested before the agent is online abandons the connection (see `connect`).
+            guard !state.isStopRequested else { throw CancellationError() }
             state.liveConnection = connection
             self.setCommunicationState(.online, in: &state)
             return !state.outbox.isEmpty

@@ -216,9 +216,6 @@ struct ManagerState: Sendable {
     var communicationState: CommunicationState = .offline
     var isRunning = false
     var isStopRequested = false
-    /// Whether ``CommunicationManager/finish()`` came while the current connection was not yet online:
-    /// the attempt is abandoned, and `serve` must not go online (see `connect(_:abandonedBy:)`).
-    var isConnectionAbandoned = false
     /// `true` while connected and past the initial subscribe: new filters are subscribed at once.
     var acceptsControl = false
     var outbox: BoundedQueue<TransportMessage>

@@ -229,10 +229,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 }
             }
         } onCancel: {
-            let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard let index = state.drainWaiters.firstIndex(where: { $0.token == token }) else { return nil }
-                return state.drainWaiters.remove(at: index).continuation
-            }
+            let waiter = self.state.withLock { MQTTConnectionState.takeWaiter(token, from: &$0.drainWaiters) }
             waiter?.resume(throwing: CancellationError())
         }
     }
@@ -387,10 +384,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
                 if isDone { continuation.resume() }
             }
         } onCancel: {
-            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let index = state.closedWaiters.firstIndex(where: { $0.token == token }) else { return nil }
-                return state.closedWaiters.remove(at: index).continuation
-            }
+            let waiter = self.state.withLock { MQTTConnectionState.takeWaiter(token, from: &$0.closedWaiters) }
             waiter?.resume()
         }
     }

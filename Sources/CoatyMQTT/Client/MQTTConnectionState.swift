@@ -121,6 +121,16 @@ struct MQTTConnectionState {
         return self.isDisconnecting ? TransportError(.connectionClosed, "the connection is closing") : nil
     }
 
+    /// Removes the waiter with `token` from `waiters` and returns its continuation, or `nil` if it no
+    /// longer waits; a cancelled wait resumes what this returns.
+    static func takeWaiter<Continuation>(
+        _ token: UInt64,
+        from waiters: inout [(token: UInt64, continuation: Continuation)]
+    ) -> Continuation? {
+        guard let index = waiters.firstIndex(where: { $0.token == token }) else { return nil }
+        return waiters.remove(at: index).continuation
+    }
+
     mutating func makeToken() -> UInt64 {
         self.nextToken &+= 1
         return self.nextToken

@@ -260,18 +260,18 @@ public final class IORouter: Controller {
     /// publishing its next value, has already received the associations the update brought about.
     private func take(_ update: UpdateEvent) {
         guard let updated = update.object as? IOContext else { return }
-        var isTaken = false
         self.apply(
             { table, controller in
                 guard updated.objectID == table.context.objectID else { return [] }
                 let ioContext = try Self.owned(updated, by: controller)
                 let outputs = table.contextChanged(ioContext)
                 try controller.communication.publish(AdvertiseEvent(ioContext))
-                isTaken = true
                 return outputs
             },
             afterwards: { table in
-                if isTaken { try update.complete(CompleteEvent(table.context)) }
+                // Only an Update of this router's context was taken (a failed change skips this step).
+                guard updated.objectID == table.context.objectID else { return }
+                try update.complete(CompleteEvent(table.context))
             }
         )
     }

@@ -333,7 +333,7 @@ extension CommunicationManager {
     /// the request, so it is in place before any response can exist.
     func subscribe(_ filters: [TopicFilter], forResponses: Bool = false) async {
         for filter in filters {
-            if await self.subscribeDirectly(filter, withoutWaiting: forResponses) { continue }
+            if await self.subscribeDirectly(filter, forResponses: forResponses) { continue }
             let waiter = OneShotSignal()
             let queued = self.state.withLock { state -> Bool in
                 guard state.acceptsControl else { return false }
@@ -351,11 +351,12 @@ extension CommunicationManager {
     /// Subscribes `filter` from the calling task when online and idle (see
     /// `ManagerState.directSubscribeConnection(for:)`). Returns `false` when the subscription has to be queued for
     /// ``run()``: offline, busy, or the direct attempt failed (the send loop then retries it, or
-    /// reconnects).
-    private func subscribeDirectly(_ filter: TopicFilter, withoutWaiting: Bool) async -> Bool {
-        switch self.state.withLock({ $0.claimDirectSubscription(of: filter, forResponses: withoutWaiting) }) {
+    /// reconnects). A request's response filter (`forResponses`) is handed over without waiting for the
+    /// confirmation, and its claim is not registered for other observers to wait on.
+    private func subscribeDirectly(_ filter: TopicFilter, forResponses: Bool) async -> Bool {
+        switch self.state.withLock({ $0.claimDirectSubscription(of: filter, forResponses: forResponses) }) {
         case .claimed(let connection, let signal):
-            let result = await self.subscribeClaimed([filter], on: connection, withoutWaiting: withoutWaiting)
+            let result = await self.subscribeClaimed([filter], on: connection, withoutWaiting: forResponses)
             if let signal { self.endSubscribing(filter, signal) }
             return result != .failed
         case .alreadyClaimed:

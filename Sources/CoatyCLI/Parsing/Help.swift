@@ -1,6 +1,9 @@
+import CoatyCommunication
+import CoatyCore
+
 /// The help texts of `coaty` and its subcommands.
 enum Help {
-    static let version = "coaty 0.1.0 (Coaty MQTT protocol version 3)"
+    static let version = "coaty \(CoatyVersion.string) (Coaty MQTT protocol version \(CoatyTopic.protocolVersion))"
 
     static func text(for subcommand: String?) -> String {
         switch subcommand {

@@ -13,7 +13,13 @@ enum SingleAgent {
         let lifecycle = ObjectLifecycleController()
         let name = options.role == "client" ? options.name : options.role
         let configuration = Container.Configuration(
-            transport: MQTTTransport(brokerURL: options.broker),
+            transport: MQTTTransport(
+                configuration: .init(
+                    brokerURL: options.broker,
+                    username: options.username,
+                    password: options.password
+                )
+            ),
             communication: .init(
                 identity: Identity(name: name),
                 namespace: options.namespace,

@@ -11,7 +11,13 @@ enum AgentRole {
         let narrator = Narrator()
         func configuration(_ name: String, _ nodes: [IONode] = []) -> Container.Configuration {
             Container.Configuration(
-                transport: MQTTTransport(brokerURL: options.broker),
+                transport: MQTTTransport(
+                    configuration: .init(
+                        brokerURL: options.broker,
+                        username: options.username,
+                        password: options.password
+                    )
+                ),
                 communication: .init(identity: Identity(name: name), ioNodes: nodes, namespace: options.namespace)
             )
         }

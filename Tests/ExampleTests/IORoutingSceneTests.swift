@@ -101,3 +101,17 @@ struct NeverConnectingTransport: Transport {
         throw CancellationError()
     }
 }
+
+/// `io-routing` takes its broker, namespace and credentials from COATY_* variables where the command
+/// line does not give them.
+struct IORoutingEnvironmentTests {
+    @Test func theEnvironmentSetsTheConnectionAndTheCommandLineWins() throws {
+        let environment = ["COATY_BROKER_URL": "mqtt://broker.example:1884", "COATY_NAMESPACE": "home"]
+        let options = try Options(parsing: ["sensor"], environment: environment)
+        #expect(options.broker == "mqtt://broker.example:1884")
+        #expect(options.namespace == "home")
+        #expect(options.username == nil)
+        let overridden = try Options(parsing: ["sensor", "--broker", "mqtt://127.0.0.1:1"], environment: environment)
+        #expect(overridden.broker == "mqtt://127.0.0.1:1")
+    }
+}

@@ -38,6 +38,11 @@ enum Help {
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
           -P, --password <pw>     MQTT password (with --username).
+
+        ENVIRONMENT (the command line wins):
+          COATY_BROKER_URL, COATY_NAMESPACE, COATY_USERNAME, COATY_PASSWORD
+                                  Defaults for --broker, --namespace, --username and --password;
+                                  COATY_PASSWORD keeps the password out of the process list.
         """
 
     static let broker = """

@@ -2,8 +2,9 @@ import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import CoatyModel
-import CoatyTesting
+import CoatyTransport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(2)))

@@ -20,6 +20,7 @@ import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import CoatyTesting
+import CoatyTransport
 import Foundation
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 import CoatyCore
+public import CoatyTransport
 import Synchronization
 
 /// A message switch shared by the agents of one process: several ``InProcessTransport``s on the same

@@ -1,4 +1,5 @@
 import CoatyCore
+public import CoatyTransport
 
 /// A ``Transport`` between agents of one process, over a shared ``InProcessBus``: no broker, no
 /// sockets, MQTT topic-filter semantics.

@@ -6,7 +6,7 @@ extension CoatyObject {
     /// object; with `parent`, its `parentObjectId` is that id. Controllers copy what they keep or
     /// re-advertise, so that later changes to a mutable subclass do not reach it.
     ///
-    /// - Throws: ``CommunicationError`` with code `.invalidArgument` if the object does not encode as
+    /// - Throws: `CommunicationError` with code `.invalidArgument` if the object does not encode as
     ///   a JSON object; an encoding or decoding error.
     func copied(parent: ObjectID? = nil, family: ObjectFamily) throws -> CoatyObject {
         guard case .object(var members) = try self.jsonValue else {

@@ -4,7 +4,7 @@ public import CoatyModel
 public import CoatyTransport
 import Synchronization
 
-/// An agent: a ``CommunicationManager`` and the ``Controller``s that use it, with an orderly lifecycle.
+/// An agent: a `CommunicationManager` and the ``Controller``s that use it, with an orderly lifecycle.
 ///
 /// Build one from a ``Configuration`` (transport, identity, namespace, object family) and the
 /// controllers, then run it with ``run()`` until ``shutdown()`` or cancellation, or scoped with
@@ -36,7 +36,7 @@ public final class Container: Sendable {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - transport: The transport, for example an `MQTTTransport` or an ``InProcessTransport``.
+        ///   - transport: The transport, for example an `MQTTTransport` or an `InProcessTransport`.
         ///   - communication: The manager's settings. Defaults to an identity named "Coaty Agent" in the
         ///     default namespace with the core object family.
         public init(transport: any Transport, communication: CommunicationManager.Configuration = .init()) {
@@ -86,7 +86,7 @@ public final class Container: Sendable {
     /// deadvertises the identity and disconnects while the stopping hooks run: what those hooks publish
     /// is then not sent. Call ``shutdown()`` when the stopping hooks must still talk to other agents.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` on a second
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.alreadyRunning` on a second
     ///   call; what an `onInit` hook throws (the agent does not connect; the controllers initialised
     ///   before it are disposed in reverse order); what an `onCommunicationManagerStarting` hook throws
     ///   (the agent then shuts down before rethrowing); what the manager's `run()` throws (for example
@@ -162,7 +162,7 @@ public final class Container: Sendable {
     ///
     /// - Returns: What `body` returns.
     /// - Throws: What `body` or ``run()`` throws; `CancellationError` if the task was cancelled before
-    ///   the agent started; ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` if the
+    ///   the agent started; `CommunicationError` with code `CommunicationError.Code.notRunning` if the
     ///   agent stopped before it came online without an error (for example a controller called the
     ///   manager's `finish()`).
     public static func withRunning<Result: Sendable>(

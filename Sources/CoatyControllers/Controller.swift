@@ -1,7 +1,7 @@
 import CoatyCommunication
 
 /// A unit of application logic that a ``Container`` runs: it publishes and observes through the
-/// container's ``CommunicationManager``.
+/// container's `CommunicationManager`.
 ///
 /// The container calls the hooks in this order: ``onInit(context:)`` for every controller in the
 /// order given, ``onCommunicationManagerStarting()`` for every controller once the agent is online

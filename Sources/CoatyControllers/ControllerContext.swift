@@ -32,7 +32,7 @@ public struct ControllerContext: Sendable {
     /// Advertises a `Log` object (distributed logging, as coaty-js controllers do): `name` is the
     /// controller name, `logDate` the current time in ISO 8601, `logHost` carries the process id.
     ///
-    /// - Throws: ``CommunicationError`` if the Log object cannot be advertised.
+    /// - Throws: `CommunicationError` if the Log object cannot be advertised.
     public func log(_ level: LogLevel, _ message: String, tags: [String] = [], labels: [String: AnyCodable]? = nil)
         throws
     {

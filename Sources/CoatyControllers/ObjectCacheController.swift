@@ -110,8 +110,8 @@ public final class ObjectCacheController: Controller {
     ///   - timeout: How long to wait for a Resolve.
     ///   - rediscover: Publish a new Discover even if one for this id is waiting for its answer.
     /// - Returns: The object, of the controller's core type and accepted by its predicate.
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/timedOut`` if no matching
-    ///   Resolve arrived in time; with ``CommunicationError/Code/notRunning`` before the container
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.timedOut` if no matching
+    ///   Resolve arrived in time; with `CommunicationError.Code.notRunning` before the container
     ///   initialised the controller or once it is stopping; `CancellationError` if the task is cancelled.
     public func resolveObject(
         _ objectID: ObjectID,

@@ -50,7 +50,7 @@ public final class ObjectLifecycleController: Controller {
     /// - Parameters:
     ///   - coreType: The core type to track.
     ///   - predicate: Only objects for which it returns `true` are tracked.
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller.
     public func observeObjectLifecycleInfo(
         coreType: CoreType = .identity,
@@ -69,7 +69,7 @@ public final class ObjectLifecycleController: Controller {
     ///
     /// See ``observeObjectLifecycleInfo(coreType:where:)``.
     ///
-    /// - Throws: ``CommunicationError`` for an invalid object type or before initialisation.
+    /// - Throws: `CommunicationError` for an invalid object type or before initialisation.
     public func observeObjectLifecycleInfo(
         objectType: String,
         where predicate: @escaping @Sendable (CoatyObject) -> Bool = { _ in true }
@@ -146,7 +146,7 @@ public final class ObjectLifecycleController: Controller {
     /// for its object id or for its object type (types-only Discovers), as coaty-js does.
     ///
     /// - Returns: The advertised object: a copy of `object` whose `parentObjectID` is the agent identity.
-    /// - Throws: ``CommunicationError`` before initialisation or for an invalid object; an encoding or
+    /// - Throws: `CommunicationError` before initialisation or for an invalid object; an encoding or
     ///   decoding error if the copy cannot be made.
     @discardableResult
     public func advertiseDiscoverableObject(_ object: CoatyObject) async throws -> CoatyObject {
@@ -167,7 +167,7 @@ public final class ObjectLifecycleController: Controller {
 
     /// Advertises a new version of a discoverable object (same object id) and answers Discovers with it.
     ///
-    /// - Throws: ``CommunicationError`` for an invalid object.
+    /// - Throws: `CommunicationError` for an invalid object.
     public func readvertiseDiscoverableObject(_ object: CoatyObject) throws {
         let context = try self.requireContext()
         self.state.withLock { $0.discoverables[object.objectID] = object }
@@ -176,7 +176,7 @@ public final class ObjectLifecycleController: Controller {
 
     /// Deadvertises a discoverable object and stops resolving Discovers for it.
     ///
-    /// - Throws: ``CommunicationError`` before initialisation.
+    /// - Throws: `CommunicationError` before initialisation.
     public func deadvertiseDiscoverableObject(_ objectID: ObjectID) throws {
         let context = try self.requireContext()
         self.state.withLock { _ = $0.discoverables.removeValue(forKey: objectID) }

@@ -1,6 +1,6 @@
 public import CoatyCore
 
-/// A way for a ``CommunicationManager`` to reach other agents: MQTT over TCP, an in-process bus, or
+/// A way for a `CommunicationManager` to reach other agents: MQTT over TCP, an in-process bus, or
 /// anything else with publish/subscribe and MQTT topic-filter semantics.
 ///
 /// A transport opens one connection at a time with ``withConnection(_:onMessage:_:)``. The manager

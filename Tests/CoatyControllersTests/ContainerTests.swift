@@ -119,8 +119,8 @@ struct ContainerTests {
         await #expect { try await container.run() } throws: { ($0 as? CommunicationError)?.code == .alreadyRunning }
     }
 
-    /// A manager that cannot run (here: an invalid namespace) stops the container, which used to wait
-    /// for a shutdown() that nobody called.
+    /// A manager that cannot run (here: an invalid namespace) stops the container instead of leaving
+    /// it waiting for a shutdown() that nobody calls.
     @Test func aManagerThatFailsStopsTheContainer() async throws {
         let journal = Journal()
         let container = Container(

@@ -110,8 +110,7 @@ struct IOPointControllerTests {
     }
 
     /// The actor's values are asked for only after the router associated it: the association made
-    /// before is known, so values flow. (The controller used to follow Associates only from the call
-    /// on, and such an actor got nothing.)
+    /// before is known, so values flow, rather than only Associates that come after the call.
     @Test func valuesAskedForAfterTheAssociationStillFlow() async throws {
         let bus = InProcessBus()
         func configuration(_ name: String, _ nodes: [IONode] = []) -> Container.Configuration {

@@ -3,7 +3,7 @@ public import CoatyModel
 public import CoatyTransport
 import Synchronization
 
-/// Publishes and observes Coaty events through a ``Transport``.
+/// Publishes and observes Coaty events through a `Transport`.
 ///
 /// ## Lifecycle
 ///

@@ -131,9 +131,9 @@ public final class HistorianController: Controller {
     ///   - timestamp: When, in milliseconds since the Unix epoch; by default now.
     ///   - tags: Tags to find the snapshot by.
     /// - Returns: The snapshot.
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller; an encoding or decoding error if the object cannot be copied; what the store
-    ///   throws; ``CommunicationError`` if the Advertise cannot be published.
+    ///   throws; `CommunicationError` if the Advertise cannot be published.
     @discardableResult
     public func takeSnapshot(of object: CoatyObject, timestamp: Double? = nil, tags: [String] = []) async throws
         -> Snapshot
@@ -160,7 +160,7 @@ public final class HistorianController: Controller {
     /// The stream yields each Retrieve's snapshots as they arrive and stays open until the consumer
     /// stops; use `first(timeout:)` when one answer is enough.
     ///
-    /// - Throws: ``CommunicationError`` before initialisation or if the Query cannot be published.
+    /// - Throws: `CommunicationError` before initialisation or if the Query cannot be published.
     public func querySnapshots(parentObjectID: ObjectID) async throws -> EventStream<[Snapshot]> {
         let context = try self.requireContext()
         let query = try QueryEvent.byCoreTypes([.snapshot], filter: Self.filter(parentObjectID: parentObjectID))

@@ -109,7 +109,7 @@ public final class IOActorController: Controller {
     /// once its last association has ended and no value is handed on any more. Returns without
     /// suspending. The stream finishes when the consumer stops or the agent stops.
     ///
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller, or `.invalidArgument` if `actor` is in none of this agent's IO nodes.
     public func observeAssociation(for actor: IOActor) throws -> EventStream<Bool> {
         typealias Listener = (stream: EventStream<Bool>, continuation: EventStream<Bool>.Continuation)
@@ -137,11 +137,11 @@ public final class IOActorController: Controller {
     /// The IO values for `actor`, from every IO source associated with it, as they arrive from now on.
     ///
     /// Returns without suspending. The stream finishes when the consumer stops or the agent stops.
-    /// Values are JSON or raw bytes as the source publishes them (``IOValueEvent/value`` or
-    /// ``IOValueEvent/payload``). Each call gets every value; values that arrive while nobody observes
+    /// Values are JSON or raw bytes as the source publishes them (`IOValueEvent.value` or
+    /// `IOValueEvent.payload`). Each call gets every value; values that arrive while nobody observes
     /// them are dropped.
     ///
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller, or `.invalidArgument` if `actor` is in none of this agent's IO nodes.
     public func observeIOValues(for actor: IOActor) throws -> EventStream<IOValueEvent> {
         typealias Listener = (stream: EventStream<IOValueEvent>, continuation: EventStream<IOValueEvent>.Continuation)

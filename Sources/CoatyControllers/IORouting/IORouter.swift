@@ -144,7 +144,7 @@ public final class IORouter: Controller {
     /// Checks the context and registers the observations, so that they are in place when the agent
     /// connects.
     ///
-    /// - Throws: ``CommunicationError`` with code `.invalidArgument` if the context name is not a valid
+    /// - Throws: `CommunicationError` with code `.invalidArgument` if the context name is not a valid
     ///   event filter.
     public func onInit(context controller: ControllerContext) async throws {
         let manager = controller.communication

@@ -111,7 +111,7 @@ public final class IOSourceController: Controller {
     /// one published after `false` is dropped. Returns without suspending. The stream finishes when the
     /// consumer stops or the agent stops.
     ///
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller, or `.invalidArgument` if `source` is in none of this agent's IO nodes.
     public func observeAssociation(for source: IOSource) throws -> EventStream<Bool> {
         typealias Listener = (stream: EventStream<Bool>, continuation: EventStream<Bool>.Continuation)
@@ -143,7 +143,7 @@ public final class IOSourceController: Controller {
 
     /// Publishes a JSON value for `source` if it is associated, at the pace its associations ask for.
     ///
-    /// - Throws: ``CommunicationError`` with code `.notRunning` before the container initialised the
+    /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
     ///   controller, or `.invalidArgument` if `source` is in none of this agent's IO nodes; an
     ///   encoding error.
     public func publish(_ value: AnyCodable, from source: IOSource) throws {

@@ -22,7 +22,7 @@ import Synchronization
 /// things and their sensors.
 ///
 /// Each stream is subscribed when the call returns, ends when the container stops, and releases its
-/// subscription when the consumer stops iterating (see ``EventStream``).
+/// subscription when the consumer stops iterating (see `EventStream`).
 ///
 /// ```swift
 /// let sensors = SensorObserverController()
@@ -47,8 +47,8 @@ public final class SensorObserverController: Controller {
     ///   - sensorID: The sensor's object id.
     ///   - channelID: The channel; by default the sensor's object id, which is what a
     ///     ``SensorSourceController`` (and coaty-js's) publishes on.
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if the
-    ///   channel id is not a valid event filter; ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.invalidArgument` if the
+    ///   channel id is not a valid event filter; `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func observeChanneledObservations(
         of sensorID: ObjectID,
@@ -59,7 +59,7 @@ public final class SensorObserverController: Controller {
 
     /// The observations of a sensor advertised by its source.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func observeAdvertisedObservations(of sensorID: ObjectID) async throws -> EventStream<SensorObservation> {
         try await self.manager().observeAdvertisedObservations(of: sensorID)
@@ -67,7 +67,7 @@ public final class SensorObserverController: Controller {
 
     /// The sensors advertised from now on.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func observeAdvertisedSensors() async throws -> EventStream<Sensor> {
         try await self.manager().observeAdvertised(Sensor.self)
@@ -78,7 +78,7 @@ public final class SensorObserverController: Controller {
     ///
     /// The stream stays open for Resolves from any number of agents until the consumer stops.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func discoverSensors() async throws -> EventStream<Sensor> {
         try await self.manager().discoverObjects(Sensor.self)
@@ -89,7 +89,7 @@ public final class SensorObserverController: Controller {
     /// The stream yields each Retrieve's sensors and stays open until the consumer stops; use
     /// `first(timeout:)` when one answer is enough.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func querySensors(ofThing thingID: ObjectID) async throws -> EventStream<[Sensor]> {
         try await self.manager().queryObjects(Sensor.self, where: "parentObjectId", equals: thingID)

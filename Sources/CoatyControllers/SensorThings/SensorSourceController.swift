@@ -188,8 +188,8 @@ public final class SensorSourceController: Controller {
     ///   - io: Reads the sensor's values.
     ///   - sampling: How and how often to publish observations on their own; `nil` for on demand only.
     /// - Returns: `false` if a sensor with that object id was already registered.
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` for a
-    ///   sampling interval that is not positive; ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.invalidArgument` for a
+    ///   sampling interval that is not positive; `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller or once it is stopping; an error from publishing the
     ///   Advertise (the sensor is then not registered).
     @discardableResult
@@ -249,7 +249,7 @@ public final class SensorSourceController: Controller {
     /// Each call returns a new stream. It finishes when the sensor is unregistered or the container
     /// stops; it buffers `CommunicationManager.Configuration.observerBufferSize` values, newest kept.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if no
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.invalidArgument` if no
     ///   sensor with `sensorID` is registered.
     public func values(of sensorID: ObjectID) throws -> EventStream<AnyCodable> {
         let watcherID = self.nextWatcherID.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -285,7 +285,7 @@ public final class SensorSourceController: Controller {
     ///   - parameters: Environmental conditions during the measurement.
     ///   - featureOfInterestID: The observed feature of interest or location.
     /// - Returns: The published observation.
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidArgument`` if no
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.invalidArgument` if no
     ///   sensor with `sensorID` is registered, or for a channel id (the sensor's object id) that is not
     ///   a valid event filter; what the ``SensorIO`` throws; an error from publishing.
     @discardableResult

@@ -17,7 +17,7 @@ import Synchronization
 /// Docs/SensorThings.md).
 ///
 /// Each stream is subscribed when the call returns, ends when the container stops, and releases its
-/// subscription when the consumer stops iterating (see ``EventStream``).
+/// subscription when the consumer stops iterating (see `EventStream`).
 public final class ThingObserverController: Controller {
     private let context = Mutex<ControllerContext?>(nil)
 
@@ -33,7 +33,7 @@ public final class ThingObserverController: Controller {
     ///
     /// The stream stays open for Resolves from any number of agents until the consumer stops.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func discoverThings() async throws -> EventStream<Thing> {
         try await self.manager().discoverObjects(Thing.self)
@@ -41,7 +41,7 @@ public final class ThingObserverController: Controller {
 
     /// The things advertised from now on.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func observeAdvertisedThings() async throws -> EventStream<Thing> {
         try await self.manager().observeAdvertised(Thing.self)
@@ -52,7 +52,7 @@ public final class ThingObserverController: Controller {
     /// The stream yields each Retrieve's things and stays open until the consumer stops; use
     /// `first(timeout:)` when one answer is enough.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/notRunning`` before the
+    /// - Throws: `CommunicationError` with code `CommunicationError.Code.notRunning` before the
     ///   container initialised the controller.
     public func queryThings(atLocation locationID: ObjectID) async throws -> EventStream<[Thing]> {
         try await self.manager().queryObjects(Thing.self, where: "locationId", equals: locationID)

@@ -1,4 +1,3 @@
-import CoatySockets
 import Dispatch
 package import Foundation
 import Synchronization
@@ -12,11 +11,10 @@ import Synchronization
 /// A child process started with `posix_spawn`, for tests that run other programs (mosquitto, its
 /// clients, paho-mqtt, our own executables).
 ///
-/// **Why not Foundation's `Process`.** On Linux, `Process.run()` closes the child's inherited
-/// descriptors by reading `/proc/self/fd` with a `dirent` copy that over-reads glibc's buffer, and it
-/// crashes now and then when the record sits at the end of a page (swiftlang/swift-corelibs-foundation
-/// #5472, fixed after Swift 6.3.1). It crashed our test runs about once in 30, also under a
-/// process-wide lock. Here the spawn itself closes every descriptor above standard error in the child
+/// **Why not Foundation's `Process`.** On Linux with Swift 6.3.1, `Process.run()` closes the child's
+/// inherited descriptors by reading `/proc/self/fd` with a `dirent` copy that over-reads glibc's
+/// buffer, and it crashes when the record sits at the end of a page
+/// (swiftlang/swift-corelibs-foundation#5472), also under a process-wide lock. Here the spawn itself closes every descriptor above standard error in the child
 /// (`posix_spawn_file_actions_addclosefrom_np`, no directory scan), and the child's standard streams
 /// are opened by the spawn.
 ///
@@ -175,10 +173,12 @@ package final class ChildProcess: Sendable {
 
     private typealias AddCloseFrom = @convention(c) (UnsafeMutableRawPointer?, Int32) -> Int32
 
-    private static let addCloseFrom = RuntimeSymbol.lookUp(
-        "posix_spawn_file_actions_addclosefrom_np",
-        as: AddCloseFrom.self
-    )
+    private static let addCloseFrom: AddCloseFrom? = {
+        guard let library = dlopen(nil, RTLD_NOW),
+            let symbol = dlsym(library, "posix_spawn_file_actions_addclosefrom_np")
+        else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
+    }()
 
     /// Waits for the child to exit (on its own thread) and records the status.
     private func reap() {
@@ -253,8 +253,8 @@ package final class ChildProcess: Sendable {
     package var errorOutput: String { Self.read(self.errorPath) }
 
     /// Reads a captured stream's file with `read(2)`. `FileManager.contents(atPath:)` leaks a 4 KiB
-    /// buffer for every read of an empty file with Swift 6.3.1 on Linux (found by LeakSanitizer in the
-    /// test suite, reproduced alone), and tests read captured streams that are often empty, repeatedly.
+    /// buffer for every read of an empty file with Swift 6.3.1 on Linux, and tests read captured
+    /// streams that are often empty, repeatedly.
     private static func read(_ path: String?) -> String {
         guard let path else { return "" }
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -1,6 +1,7 @@
 import CoatyBroker
 import CoatyCommunication
 import CoatyMQTT
+import CoatyTransport
 import Testing
 
 @testable import IORouting

@@ -1,5 +1,5 @@
 import CoatyCore
-import CoatyTesting
+import TestSupport
 import Testing
 
 /// `coaty --version` prints the package's version constant.

@@ -35,7 +35,7 @@ extension ManagerStateMachine {
     }
 
     /// What the send loop does next.
-    enum SendStep: Sendable {
+    enum SendStep: Sendable, Equatable {
         /// Perform the commands in order, then publish the messages, then report
         /// ``batchCommandsDone()`` and ``batchSent()`` as each part is done. A final batch (a stop was
         /// requested) ends the session: resume `releasing` (observations waiting for subscriptions

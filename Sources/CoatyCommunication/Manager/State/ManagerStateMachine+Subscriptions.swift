@@ -168,11 +168,13 @@ extension ManagerStateMachine {
     /// The direct release of `filters` is over: handed to the connection (`released`) or not, in
     /// which case they are queued for the send loop. Returns the waiters to resume: the send loop
     /// waiting for one of them (``QueuedClaim/blockedByRelease``), or parked with a full batch.
-    /// A lost connection reset the subscriptions: then there is nothing left to release.
+    /// A lost connection reset the subscriptions: a release begun on it has nothing left to release.
     mutating func directReleaseEnded(_ filters: [TopicFilter], released: Bool) -> [WaiterToken] {
         let tokens = self.withSession(onlineOnly: true) { session, routing -> [WaiterToken] in
             var tokens: [WaiterToken] = []
-            for filter in filters { session.directReleases.remove(filter) }
+            // Only this connection's releases: one that began on a lost connection has nothing left
+            // to release on this one, and must not mark its filter subscribed here.
+            let own = filters.filter { session.directReleases.remove($0) != nil }
             if case .sending(var batch) = session.sendLoop, let waiter = batch.releaseWaiter,
                 !session.directReleases.contains(waiter.filter)
             {
@@ -181,7 +183,7 @@ extension ManagerStateMachine {
                 tokens.append(waiter.token)
             }
             guard !released else { return tokens }
-            for filter in filters {
+            for filter in own {
                 routing.returnUnsubscribeClaim(filter)
                 session.control.append(.unsubscribe(filter))
             }
@@ -193,3 +195,5 @@ extension ManagerStateMachine {
         return tokens ?? []
     }
 }
+
+extension ManagerStateMachine.DirectSubscription: Equatable where Connection: Equatable {}

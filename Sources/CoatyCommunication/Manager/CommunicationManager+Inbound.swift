@@ -1,6 +1,6 @@
 import CoatyCore
-import Synchronization
 import CoatyModel
+import Synchronization
 
 /// A decoded inbound Coaty event.
 enum InboundEvent: Sendable {

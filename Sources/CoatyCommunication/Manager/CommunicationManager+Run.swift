@@ -1,6 +1,6 @@
 import CoatyCore
-import Synchronization
 import CoatyModel
+import Synchronization
 
 extension CommunicationManager {
     /// Connects, routes events and reconnects until stopped.

@@ -47,7 +47,9 @@ extension CommunicationManager {
                 case .subscribe(let filter, let waiter):
                     try await self.unsubscribe(&unsubscribing, on: connection)
                     if let claim = try await self.claimQueuedSubscription(filter) {
-                        defer { self.resume(self.state.withLock { $0.machine.subscriptionEnded(filter, claim: claim) }) }
+                        defer {
+                            self.resume(self.state.withLock { $0.machine.subscriptionEnded(filter, claim: claim) })
+                        }
                         try await connection.subscribe(to: [filter])
                     }
                     pending.removeFirst()

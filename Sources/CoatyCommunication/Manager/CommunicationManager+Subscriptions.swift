@@ -201,7 +201,9 @@ extension CommunicationManager {
     /// connection can take them without waiting (``TransportConnection/unsubscribeWithoutWaiting(from:)``),
     /// as coaty-js releases them, or else in a batch (`ManagerStateMachine.deferredUnsubscribeBatch`).
     func removeObservers(_ ids: [ObserverID], deferringUnsubscribe: Bool = false) {
-        let removal = self.state.withLock { $0.machine.removeObservers(ids, deferringUnsubscribe: deferringUnsubscribe) }
+        let removal = self.state.withLock {
+            $0.machine.removeObservers(ids, deferringUnsubscribe: deferringUnsubscribe)
+        }
         if let release = removal.directRelease { self.releaseDirectly(release.filters, on: release.connection) }
         if let wake = removal.wake { self.resume(CollectionOfOne(wake)) }
     }

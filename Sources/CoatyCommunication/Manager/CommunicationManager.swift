@@ -182,5 +182,3 @@ extension CommunicationManager.Configuration {
         self.isCrossNamespacingEnabled || self.namespace.isEmpty ? nil : self.namespace
     }
 }
-
-

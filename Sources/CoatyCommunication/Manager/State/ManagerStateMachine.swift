@@ -363,4 +363,3 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
 
 extension ManagerStateMachine.Phase: Equatable where Connection: Equatable {}
 extension ManagerStateMachine.Stop: Equatable where Connection: Equatable {}
-

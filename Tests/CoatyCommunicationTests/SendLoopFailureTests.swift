@@ -278,7 +278,7 @@ extension SendLoopFailureTests {
             #expect(bus.dropConnection(clientID: manager.clientID))
             for await _ in entered { break }
             let observation = Task { try await manager.observeAdvertise(objectType: "com.example.Thing") }
-            while !manager.state.withLock({ $0.control.hasSubscribe }) {
+            while !manager.state.withLock({ $0.machine.hasQueuedSubscription }) {
                 try Task.checkCancellation()
                 await Task.yield()
             }

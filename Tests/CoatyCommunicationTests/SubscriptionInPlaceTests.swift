@@ -31,7 +31,7 @@ struct SubscriptionInPlaceTests {
             // The first observation's subscription is under way, not in place yet.
             let second = Task { try await manager.observeAdvertise(objectType: "com.example.Gated") }
             while manager.state.withLock({ state in
-                state.routing.entries.values.count { $0.filter.rawValue.contains(gate.filter) }
+                state.machine.routing.entries.values.count { $0.filter.rawValue.contains(gate.filter) }
             }) < 2 {
                 try Task.checkCancellation()  // the suite's time limit ends the wait
                 await Task.yield()

@@ -1,51 +1,50 @@
+import CoatyCore
 import Synchronization
 
 /// A single-consumer wake-up signal: ``ring()`` from anywhere (synchronously), ``wait()`` in one task.
 ///
 /// Rings are coalesced: a ring while nobody waits makes the next ``wait()`` return at once.
 package final class Doorbell: Sendable {
-    private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
+    package init() {}
+
+    private enum State {
+        case quiet
+        case rung
+        case waiting(WaiterToken)
     }
 
-    private let state = Mutex(State())
-
-    package init() {}
+    private let state = Mutex(State.quiet)
+    private let waiters = WaiterRegistry<Void>()
 
     /// Wakes the waiter, or makes the next wait return at once.
     package func ring() {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.pending = true
+        let waiter = self.state.withLock { state -> WaiterToken? in
+            defer { if case .waiting = state { state = .quiet } else { state = .rung } }
+            if case .waiting(let token) = state { return token }
             return nil
         }
-        waiter?.resume()
+        if let waiter { self.waiters.resume(waiter, returning: ()) }
     }
 
     /// Suspends until the bell rings or the task is cancelled.
     package func wait() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = self.state.withLock { state -> Bool in
-                    if state.pending || Task.isCancelled {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
+        let token = self.waiters.makeToken()
+        let isRung = self.state.withLock { state -> Bool in
+            if case .rung = state {
+                state = .quiet
+                return true
             }
-        } onCancel: {
-            let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
+            state = .waiting(token)
+            return false
+        }
+        if isRung {
+            self.waiters.discard(token)
+            return
+        }
+        try? await self.waiters.wait(token) {
+            self.state.withLock { state in
+                if case .waiting(let waiting) = state, waiting == token { state = .quiet }
             }
-            waiter?.resume()
         }
     }
 }

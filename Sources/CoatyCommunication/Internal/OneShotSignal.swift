@@ -1,49 +1,45 @@
+import CoatyCore
 import Synchronization
 
-/// A one-shot signal that many tasks can wait for: the manager's stop, a container's start and stop,
-/// a spawned piece of work's cancellation, and a queued subscription being in place.
+/// A one-shot signal that many tasks can wait for: a container's start and stop, a spawned piece of
+/// work's cancellation, a closed in-process connection.
 package final class OneShotSignal: Sendable {
+    package init() {}
+
     private struct State {
         var isFired = false
-        var nextID = 0
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var waiting: Set<WaiterToken> = []
     }
 
     private let state = Mutex(State())
-
-    package init() {}
+    private let waiters = WaiterRegistry<Void>()
 
     /// Whether the signal has fired.
     package var isFired: Bool { self.state.withLock { $0.isFired } }
 
     /// Fires the signal, resuming every waiter.
     package func fire() {
-        let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiting = self.state.withLock { state -> Set<WaiterToken> in
             state.isFired = true
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            defer { state.waiting = [] }
+            return state.waiting
         }
-        for waiter in waiters { waiter.resume() }
+        for token in waiting { self.waiters.resume(token, returning: ()) }
     }
 
     /// Suspends until the signal fires or the task is cancelled.
     package func wait() async {
-        let id = self.state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
+        let token = self.waiters.makeToken()
+        let isFired = self.state.withLock { state -> Bool in
+            if !state.isFired { state.waiting.insert(token) }
+            return state.isFired
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = self.state.withLock { state -> Bool in
-                    if state.isFired || Task.isCancelled { return true }
-                    state.waiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.resume()
+        if isFired {
+            self.waiters.discard(token)
+            return
+        }
+        try? await self.waiters.wait(token) {
+            _ = self.state.withLock { $0.waiting.remove(token) }
         }
     }
 }

@@ -32,84 +32,82 @@ extension CommunicationManager {
     public func run() async throws {
         try EventValidation.checkFilterName(self.configuration.namespace, "namespace")
         try EventValidation.checkFilterName(self.identity.objectID.rawValue, "identity objectId")
-        let stop = OneShotSignal()
-        try self.state.withLock { state throws(CommunicationError) in
-            guard !state.isRunning else { throw CommunicationError(.alreadyRunning, "run() is already running") }
-            state.isRunning = true
-            // A finish() that came before run() stands: run() then returns at once. endRun() clears it.
+        var attempt = self.waiters.makeToken()
+        switch self.state.withLock({ $0.machine.start(abandon: attempt) }) {
+        case .alreadyRunning:
+            self.waiters.discard(attempt)
+            throw CommunicationError(.alreadyRunning, "run() is already running")
+        case .endRun:
+            // A finish() that came before run() stands: run() returns at once.
+            self.waiters.discard(attempt)
+            self.endRun()
+            return
+        case .connect:
+            break
         }
-        self.stopSignal.withLock { $0 = stop }
         defer { self.endRun() }
 
         let options = TransportConnectOptions(clientID: self.clientID, lastWill: self.unjoinMessage())
-        var delay = self.configuration.initialReconnectDelay
-        while !Task.isCancelled && !self.isStopRequested {
+        while true {
             do {
-                try await self.connect(options, abandonedBy: stop)
+                try await self.connect(options, abandonedBy: attempt)
                 return
             } catch {
-                let (wasOnline, control) = self.state.withLock { state in
-                    let wasOnline = state.communicationState == .online
-                    self.disconnected(&state)
-                    return (wasOnline, state.control.takeAll())
+                if Task.isCancelled { return }
+                let interrupt = self.waiters.makeToken()
+                let ended = self.state.withLock { state in
+                    defer { self.updateCommunicationState(in: &state) }
+                    return state.machine.connectionEnded(interrupt: interrupt)
                 }
-                // The commands the send loop did not take die with the connection: the next one
-                // subscribes every observed filter, and nothing is subscribed to unsubscribe. Their
-                // observers return now, as an observation made offline does, instead of waiting for a
-                // connection that may be long in coming.
-                Self.releaseWaiters(of: control)
-                if Task.isCancelled || self.isStopRequested { return }
-                if wasOnline { delay = self.configuration.initialReconnectDelay }
+                guard case .reconnect(let delay, let releasing) = ended else {
+                    self.waiters.discard(interrupt)
+                    return
+                }
+                self.resume(releasing)
                 self.configuration.logger.warning(
                     "connection failed or lost: \(error); reconnecting in \(delay)",
                     metadata: ["clientID": self.clientID, "error": "\(error)"]
                 )
+                await self.backoff(delay, interruptedBy: interrupt)
             }
-            await self.sleep(delay, unlessStopped: stop)
-            delay = min(delay * 2, self.configuration.maximumReconnectDelay)
+            if Task.isCancelled { return }
+            attempt = self.waiters.makeToken()
+            guard self.state.withLock({ $0.machine.backoffElapsed(abandon: attempt) }) == .connect else {
+                self.waiters.discard(attempt)
+                return
+            }
         }
     }
-
-    var isStopRequested: Bool { self.state.withLock { $0.isStopRequested } }
 
     /// Opens one connection and serves it until stopped (returns) or lost (throws).
     ///
     /// A ``finish()`` that comes before the agent is online (while the transport connects, or while the
-    /// join goes out) abandons the attempt at once, as a cancellation does: a connect to a broker that
-    /// does not answer could otherwise hold `finish()` for the transport's whole connect timeout, and
-    /// there is nothing to unjoin yet (a join already sent is undone by the last will, which an abrupt
-    /// close publishes). Once online, ``serve(_:)`` stops gracefully by itself.
-    private func connect(_ options: TransportConnectOptions, abandonedBy stop: OneShotSignal) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
+    /// join goes out) resumes `abandon`, which cancels the attempt at once, as a cancellation does: a
+    /// connect to a broker that does not answer could otherwise hold `finish()` for the transport's
+    /// whole connect timeout, and there is nothing to unjoin yet (a join already sent is undone by the
+    /// last will, which an abrupt close publishes). Once online, ``serve(_:)`` stops gracefully by itself.
+    private func connect(_ options: TransportConnectOptions, abandonedBy abandon: WaiterToken) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await self.transport.withConnection(
                     options,
                     onMessage: { [weak self] message in self?.receive(message) },
                     { connection in try await self.serve(connection) }
                 )
-                return true
             }
-            group.addTask {
-                await stop.wait()
-                return false
-            }
-            while let connectionEnded = try await group.next() {
-                // `finish()` marks the stop before it fires the signal, and `serve` checks that mark under
-                // the lock it takes to go online: either the agent went online first, and stops
-                // gracefully (cancelling it would lose its queued publications), or it never goes
-                // online, and the attempt is cancelled here.
-                if connectionEnded || self.state.withLock({ $0.communicationState != .online }) {
-                    group.cancelAll()
-                    return
-                }
-            }
+            group.addTask { try? await self.waiters.wait(abandon) }
+            // The connection ended, or the attempt was abandoned before it got online.
+            try await group.next()
+            group.cancelAll()
         }
     }
 
-    private func sleep(_ delay: Duration, unlessStopped stop: OneShotSignal) async {
+    /// Waits `delay` on the manager's clock, or until `interrupt` is resumed (a stop) or the task is
+    /// cancelled.
+    private func backoff(_ delay: Duration, interruptedBy interrupt: WaiterToken) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: delay) }
-            group.addTask { await stop.wait() }
+            group.addTask { try? await self.sleep(delay) }
+            group.addTask { try? await self.waiters.wait(interrupt) }
             await group.next()
             group.cancelAll()
         }
@@ -118,28 +116,20 @@ extension CommunicationManager {
     /// Works with one connection until stopped (returns) or lost (throws).
     private func serve(_ connection: any TransportConnection) async throws {
         // Subscribe everything in one call; observations added meanwhile are picked up in a loop.
-        var filters = self.state.withLock { $0.routing.connected() }
-        while true {
+        var next = self.state.withLock { $0.machine.connected(connection) }
+        while case .subscribe(let filters) = next {
             if !filters.isEmpty { try await connection.subscribe(to: filters) }
-            filters = self.state.withLock { state -> [TopicFilter] in
-                let missing = state.routing.markNeededSubscribed()
-                if missing.isEmpty { state.acceptsControl = true }
-                return missing
-            }
-            if filters.isEmpty { break }
+            next = self.state.withLock { $0.machine.initialSubscriptionsSent() }
         }
+        // A stop requested before the agent is online abandons the connection (see `connect`).
+        guard next == .join else { throw CancellationError() }
         // Join before anything queued.
         for message in self.joinMessages() { try await connection.publish(message) }
-        let hasQueued = try self.state.withLock { state throws(CancellationError) -> Bool in
-            // A stop requested before the agent is online abandons the connection (see `connect`).
-            guard !state.isStopRequested else { throw CancellationError() }
-            state.liveConnection = connection
-            self.setCommunicationState(.online, in: &state)
-            return !state.outbox.isEmpty
+        let joined = self.state.withLock { state in
+            defer { self.updateCommunicationState(in: &state) }
+            return state.machine.joinSent()
         }
-        // A publication queued while offline rang the doorbell, but one put back by a send that failed
-        // on the last connection did not: without this ring it waited for the next publication.
-        if hasQueued { self.doorbell.ring() }
+        guard joined == .online else { throw CancellationError() }
 
         let failure: (any Error)? = await withTaskGroup(of: (any Error)?.self) { group in
             group.addTask {
@@ -148,7 +138,7 @@ extension CommunicationManager {
             }
             group.addTask {
                 do {
-                    try await self.drain(connection)
+                    try await self.sendLoop(connection)
                     return nil
                 } catch {
                     return error
@@ -158,118 +148,25 @@ extension CommunicationManager {
             group.cancelAll()
             return first
         }
-        self.state.withLock { $0.liveConnection = nil }
         if let failure, !(failure is CancellationError) { throw failure }
         // Stopping (finish() or cancellation): unjoin while still connected.
         try? await connection.publish(self.unjoinMessage())
     }
 
-    /// Sends control commands and queued publications until stopped or cancelled.
-    private func drain(_ connection: any TransportConnection) async throws {
-        while true {
-            await self.doorbell.wait()
-            let (control, messages, isStopRequested) = self.state.withLock { state in
-                let control = state.control.takeAll()
-                let messages = state.outbox.removeAll()
-                state.isPublishing = !messages.isEmpty
-                if !control.isEmpty { state.controlInFlight = Set(control.map(\.filter)) }
-                return (control, messages, state.isStopRequested)
-            }
-            var unsubscribing: [TopicFilter] = []
-            // The commands not done yet. When the connection fails, their waiting observers are released
-            // too: the reconnect subscribes every observed filter, as for an observation made offline.
-            // Dropping them left `observe…` suspended for good, even after `run()` returned.
-            var pending = control[...]
-            do {
-                while let command = pending.first {
-                    switch command {
-                    case .subscribe(let filter, let waiter):
-                        try await self.unsubscribe(&unsubscribing, on: connection)
-                        // A finished request may be releasing the same filter from its own task right
-                        // now (only a reused correlation id gets here): let that finish first, so the
-                        // subscription is not undone. That release does not suspend, so this is short.
-                        while self.state.withLock({ $0.directReleases.contains(filter) }) { await Task.yield() }
-                        if let signal = self.state.withLock({ $0.claimSubscription(of: filter) }) {
-                            defer { self.endSubscribing(filter, signal) }
-                            try await connection.subscribe(to: [filter])
-                        }
-                        pending.removeFirst()
-                        waiter?.fire()
-                    case .unsubscribe(let filter):
-                        if self.state.withLock({ $0.routing.claimUnsubscribe(filter) }) { unsubscribing.append(filter) }
-                        pending.removeFirst()
-                    }
-                }
-                try await self.unsubscribe(&unsubscribing, on: connection)
-            } catch {
-                Self.releaseWaiters(of: pending)
-                // The publications taken with the commands go back to the outbox, in order, as those of
-                // a failed send do, so the next connection sends them instead of losing them.
-                self.requeue(messages)
-                throw error
-            }
-            if !control.isEmpty { self.state.withLock { $0.controlInFlight = [] } }
-            for (index, message) in messages.enumerated() {
-                do {
-                    try await connection.publish(message)
-                } catch {
-                    self.requeue(Array(messages[index...]))
-                    throw error
-                }
-            }
-            if !messages.isEmpty { self.state.withLock { $0.isPublishing = false } }
-            if isStopRequested || Task.isCancelled { return }
-        }
-    }
-
-    /// Unsubscribes the collected filters in one request, keeping the order of control commands.
-    private func unsubscribe(_ filters: inout [TopicFilter], on connection: any TransportConnection) async throws {
-        guard !filters.isEmpty else { return }
-        defer { filters = [] }
-        try await connection.unsubscribe(from: filters)
-    }
-
-    private func requeue(_ messages: [TransportMessage]) {
-        let dropped = self.state.withLock { $0.outbox.prepend(messages) }
-        for message in dropped {
-            self.report(.init(kind: .droppedPublication, topic: message.topic, reason: "outbox full"))
-        }
-    }
-
-    /// Resumes the observers waiting for subscribe commands that will not be sent on this connection.
-    private static func releaseWaiters(of commands: some Sequence<ControlCommand>) {
-        for case .subscribe(_, let waiter?) in commands { waiter.fire() }
-    }
-
-    /// Marks the connection gone: offline, nothing subscribed, waiting observers released.
-    func disconnected(_ state: inout ManagerState) {
-        state.acceptsControl = false
-        state.liveConnection = nil
-        state.isPublishing = false
-        state.controlInFlight = []
-        state.routing.disconnected()
-        self.setCommunicationState(.offline, in: &state)
-    }
-
     private func endRun() {
-        let (entries, stateObservers, diagnosticObservers, control, unsent) = self.state.withLock { state in
-            self.disconnected(&state)
-            state.isRunning = false
-            state.isStopRequested = false
+        let (end, stateObservers, diagnosticObservers) = self.state.withLock { state in
+            let end = state.machine.runEnded()
+            self.updateCommunicationState(in: &state)
             defer {
                 state.stateObservers = [:]
                 state.diagnosticObservers = [:]
             }
-            return (
-                state.routing.removeAll(), Array(state.stateObservers.values), Array(state.diagnosticObservers.values),
-                state.control.takeAll(), state.outbox.removeAll()
-            )
+            return (end, Array(state.stateObservers.values), Array(state.diagnosticObservers.values))
         }
-        self.stopSignal.withLock { $0 = nil }
-        Self.releaseWaiters(of: control)
+        self.resume(end.waiters)
         // Publications still queued (the manager stopped while offline, or was cancelled) are dropped,
         // and reported before the diagnostics streams finish.
-        for message in unsent {
+        for message in end.unsent {
             let diagnostic = CommunicationDiagnostic(
                 kind: .droppedPublication,
                 topic: message.topic,
@@ -277,7 +174,7 @@ extension CommunicationManager {
             )
             self.report(diagnostic, to: diagnosticObservers)
         }
-        for entry in entries { entry.receiver.finish() }
+        for entry in end.entries { entry.receiver.finish() }
         for observer in stateObservers { observer.finish() }
         for observer in diagnosticObservers { observer.finish() }
     }

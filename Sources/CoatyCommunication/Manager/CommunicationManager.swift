@@ -1,4 +1,4 @@
-package import CoatyCore
+import CoatyCore
 public import CoatyModel
 public import CoatyTransport
 import Synchronization
@@ -31,8 +31,12 @@ public final class CommunicationManager: Sendable {
     public let configuration: Configuration
     let transport: any Transport
     let state: Mutex<ManagerState>
-    let doorbell = Doorbell()
-    let stopSignal = Mutex<OneShotSignal?>(nil)
+    /// The tasks waiting for something the state machine decides: the send loop parked, observations
+    /// waiting for their subscriptions, a connection attempt or backoff that a stop may end. The state
+    /// machine holds their tokens and names those to resume in its actions.
+    let waiters = WaiterRegistry<Void>()
+    /// Sleeps for the reconnect backoff, on the clock given at init.
+    let sleep: @Sendable (Duration) async throws -> Void
 
     /// The agent identity this manager advertises.
     public var identity: Identity { self.configuration.identity }
@@ -45,11 +49,17 @@ public final class CommunicationManager: Sendable {
     /// - Parameters:
     ///   - transport: How to reach other agents.
     ///   - configuration: Identity, namespace, object family and limits.
-    public init(transport: any Transport, configuration: Configuration) {
+    public convenience init(transport: any Transport, configuration: Configuration) {
+        self.init(transport: transport, configuration: configuration, clock: ContinuousClock())
+    }
+
+    /// Creates a manager whose reconnect backoff runs on `clock`, so a test can advance it.
+    package init<C: Clock<Duration>>(transport: any Transport, configuration: Configuration, clock: C) {
         self.transport = transport
         self.configuration = configuration
-        var state = ManagerState(outboxCapacity: configuration.outboxCapacity)
-        state.routing.addPermanent(
+        self.sleep = { try await clock.sleep(for: $0) }
+        var state = ManagerState(configuration: configuration)
+        state.machine.routing.addPermanent(
             CoatyTopic.subscriptionFilter(.discover, namespace: configuration.subscriptionNamespace)
         )
         self.state = Mutex(state)
@@ -62,7 +72,7 @@ public final class CommunicationManager: Sendable {
 
     /// The current communication state.
     public var communicationState: CommunicationState {
-        self.state.withLock { $0.communicationState }
+        self.state.withLock { $0.reportedState }
     }
 
     // MARK: State and diagnostics streams
@@ -82,9 +92,9 @@ public final class CommunicationManager: Sendable {
     public func observeCommunicationState() -> EventStream<CommunicationState> {
         let (stream, continuation) = EventStream<CommunicationState>.makeStream(bufferingNewest: 16)
         let id = self.state.withLock { state -> ObserverID in
-            let id = state.routing.makeID()
+            let id = state.machine.routing.makeID()
             state.stateObservers[id] = continuation
-            continuation.yield(state.communicationState)
+            continuation.yield(state.reportedState)
             return id
         }
         continuation.onTermination { [weak self] in
@@ -104,7 +114,7 @@ public final class CommunicationManager: Sendable {
             bufferingNewest: self.configuration.observerBufferSize
         )
         let id = self.state.withLock { state -> ObserverID in
-            let id = state.routing.makeID()
+            let id = state.machine.routing.makeID()
             state.diagnosticObservers[id] = continuation
             return id
         }
@@ -130,11 +140,18 @@ public final class CommunicationManager: Sendable {
         for observer in observers { observer.yield(diagnostic) }
     }
 
-    func setCommunicationState(_ newState: CommunicationState, in state: inout ManagerState) {
-        guard state.communicationState != newState else { return }
-        state.communicationState = newState
+    /// Reports a change of the state machine's communication state to the state observers.
+    func updateCommunicationState(in state: inout ManagerState) {
+        let newState = state.machine.communicationState
+        guard state.reportedState != newState else { return }
+        state.reportedState = newState
         for observer in state.stateObservers.values { observer.yield(newState) }
         self.configuration.logger.info("communication \(newState)", metadata: ["clientID": self.clientID])
+    }
+
+    /// Resumes the waits the state machine named.
+    func resume(_ tokens: some Sequence<WaiterToken>) {
+        for token in tokens { self.waiters.resume(token, returning: ()) }
     }
 
     // MARK: Stopping
@@ -147,9 +164,16 @@ public final class CommunicationManager: Sendable {
     /// started yet, the next `run()` returns at once without connecting, so a `finish()` racing a
     /// just-spawned `run()` is never lost.
     public func finish() {
-        self.state.withLock { $0.isStopRequested = true }
-        self.stopSignal.withLock { $0 }?.fire()
-        self.doorbell.ring()
+        switch self.state.withLock({ $0.machine.stopRequested() }) {
+        case .none:
+            break
+        case .abandonAttempt(let abandon, let releasing):
+            self.resume([abandon] + releasing)
+        case .interruptBackoff(let interrupt):
+            self.resume([interrupt])
+        case .drain(let wake):
+            if let wake { self.resume([wake]) }
+        }
     }
 }
 
@@ -157,167 +181,5 @@ extension CommunicationManager.Configuration {
     /// The namespace level used in subscription filters: `nil` (`+`) with cross-namespacing.
     var subscriptionNamespace: String? {
         self.isCrossNamespacingEnabled || self.namespace.isEmpty ? nil : self.namespace
-    }
-}
-
-/// One inbound message as handed to observers.
-package struct Delivery: Sendable {
-    let topic: String
-    /// The parsed topic of a Coaty message that is not decoded into an event (an IO value); a
-    /// decoded event carries its topic's parts in its origin.
-    let coatyTopic: CoatyTopic?
-    let payload: [UInt8]
-    let event: InboundEvent?
-}
-
-/// Which inbound events an observation or a handler receives: the topic filter to subscribe and the
-/// selection of the decoded events on it.
-package struct EventRoute<Event: Sendable>: Sendable {
-    package let filter: TopicFilter
-    package let select: @Sendable (Delivery) -> Event?
-}
-
-/// The receiver of one observation in the routing table.
-struct ObserverReceiver: Sendable {
-    let deliver: @Sendable (Delivery) -> Void
-    let finish: @Sendable () -> Void
-}
-
-/// A control command for the connection, performed by ``CommunicationManager/run()`` in order.
-enum ControlCommand: Sendable {
-    case subscribe(TopicFilter, OneShotSignal?)
-    case unsubscribe(TopicFilter)
-}
-
-/// The control commands waiting for the send loop, in order.
-///
-/// Knows whether a subscription is among them without scanning: every request asks, and up to 15
-/// deferred unsubscriptions are usually waiting (see `CommunicationManager.deferredUnsubscribeBatch`).
-struct ControlQueue: Sendable {
-    private(set) var commands: [ControlCommand] = []
-    private(set) var hasSubscribe = false
-
-    var count: Int { self.commands.count }
-
-    mutating func append(_ command: ControlCommand) {
-        if command.isSubscribe { self.hasSubscribe = true }
-        self.commands.append(command)
-    }
-
-    /// Removes and returns every command.
-    mutating func takeAll() -> [ControlCommand] {
-        defer { self = ControlQueue() }
-        return self.commands
-    }
-}
-
-/// Everything mutable of a manager, guarded by one mutex.
-struct ManagerState: Sendable {
-    var routing = RoutingTable<ObserverReceiver>()
-    var communicationState: CommunicationState = .offline
-    var isRunning = false
-    var isStopRequested = false
-    /// `true` while connected and past the initial subscribe: new filters are subscribed at once.
-    var acceptsControl = false
-    var outbox: BoundedQueue<TransportMessage>
-    var control = ControlQueue()
-    /// The open connection while online, so publications and subscriptions can be made from the
-    /// calling task instead of handing them to ``CommunicationManager/run()`` (see ``directConnection``).
-    var liveConnection: (any TransportConnection)?
-    /// `true` while the send loop holds publications it took from the outbox and has not sent yet.
-    var isPublishing = false
-    /// The filters of the control commands the send loop took and has not finished.
-    var controlInFlight: Set<TopicFilter> = []
-    /// The filters whose subscription was claimed and waits for the connection's confirmation, with
-    /// the signal fired when it ends (see ``claimSubscription(of:)``). The routing table counts them as
-    /// subscribed, so another observation of the same filter waits for this signal instead of
-    /// returning before the subscription is in place.
-    var subscribing: [TopicFilter: OneShotSignal] = [:]
-    /// The filters a finished request is unsubscribing from its own task, between its claim and the
-    /// transport call (see ``CommunicationManager/removeObservers(_:deferringUnsubscribe:)``).
-    var directReleases: Set<TopicFilter> = []
-    var stateObservers: [ObserverID: EventStream<CommunicationState>.Continuation] = [:]
-    var diagnosticObservers: [ObserverID: EventStream<CommunicationDiagnostic>.Continuation] = [:]
-
-    init(outboxCapacity: Int) {
-        self.outbox = BoundedQueue(capacity: outboxCapacity)
-    }
-
-    /// The connection on which the calling task may publish directly, or `nil` when the publication
-    /// has to be queued for the send loop.
-    ///
-    /// Direct publishing is allowed only while online with no publication queued or in the send loop's
-    /// hands: then nothing published earlier is still on its way, so every task's publications keep
-    /// the order it made them in.
-    var directPublishConnection: (any TransportConnection)? {
-        guard let connection = self.liveConnection, self.outbox.isEmpty, !self.isPublishing else { return nil }
-        return connection
-    }
-
-    /// The connection on which the calling task may subscribe `filter` directly, or `nil` when the
-    /// subscription has to be queued for the send loop.
-    ///
-    /// Allowed only while online with no subscription queued (a queued one is confirmed to its waiter
-    /// in order) and no command for the same filter in the send loop's hands, so the commands for one
-    /// filter reach the connection in the order they were decided. Queued unsubscriptions of other
-    /// filters, which every finished request leaves behind, do not hold it up.
-    func directSubscribeConnection(for filter: TopicFilter) -> (any TransportConnection)? {
-        guard let connection = self.liveConnection, !self.control.hasSubscribe,
-            self.controlInFlight.isEmpty || !self.controlInFlight.contains(filter),
-            self.directReleases.isEmpty || !self.directReleases.contains(filter)
-        else { return nil }
-        return connection
-    }
-
-    /// What ``claimDirectSubscription(of:)`` decided.
-    enum DirectSubscription {
-        /// The caller subscribes the filter on this connection from its own task, and releases the
-        /// claim (`RoutingTable.releaseSubscribeClaim(_:)`) if that fails. An observation's claim
-        /// comes with the signal the caller ends it with (`CommunicationManager.endSubscribing(_:_:)`).
-        case claimed(any TransportConnection, OneShotSignal?)
-        /// Nothing to do: the filter is subscribed, or being subscribed, already.
-        case alreadyClaimed
-        /// The subscription has to be queued for the send loop.
-        case unavailable
-    }
-
-    /// Claims the subscription of an observed `filter` for the calling task, when the connection may
-    /// take it directly (see ``directSubscribeConnection(for:)``).
-    ///
-    /// A request's response filter (`forResponses`) is not registered in ``subscribing``: only requests
-    /// use it, and they count a subscription handed to the connection as in place.
-    mutating func claimDirectSubscription(of filter: TopicFilter, forResponses: Bool = false) -> DirectSubscription {
-        guard let connection = self.directSubscribeConnection(for: filter) else { return .unavailable }
-        if forResponses {
-            return self.routing.claimSubscribe(filter) ? .claimed(connection, nil) : .alreadyClaimed
-        }
-        guard let signal = self.claimSubscription(of: filter) else { return .alreadyClaimed }
-        return .claimed(connection, signal)
-    }
-
-    /// Claims the subscription of `filter` (`RoutingTable.claimSubscribe(_:)`) and, when claimed,
-    /// registers it in ``subscribing`` with a signal of its own, until the claimant ends it with
-    /// `CommunicationManager.endSubscribing(_:_:)`.
-    ///
-    /// A claim on a new connection may replace the entry of one still ending on the lost connection:
-    /// that one then fires only its own signal, and its waiters go on to wait for this one.
-    mutating func claimSubscription(of filter: TopicFilter) -> OneShotSignal? {
-        guard self.routing.claimSubscribe(filter) else { return nil }
-        let signal = OneShotSignal()
-        self.subscribing[filter] = signal
-        return signal
-    }
-}
-
-extension ControlCommand {
-    var isSubscribe: Bool {
-        if case .subscribe = self { return true }
-        return false
-    }
-
-    var filter: TopicFilter {
-        switch self {
-        case .subscribe(let filter, _), .unsubscribe(let filter): filter
-        }
     }
 }

@@ -16,6 +16,7 @@
 
 import CoatyCore
 import CoatyModel
+import CoatyTransport
 
 /// Fixed topics for inputs without a NUL byte, one per event code.
 let fixedTopics: [String] = [

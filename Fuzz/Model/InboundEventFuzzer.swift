@@ -1,7 +1,7 @@
 // libFuzzer harness: inbound Coaty events (topic + payload), decoded as the CommunicationManager decodes
 // them, then re-encoded and decoded again.
 //
-// fuzz-modules: CoatyCore CoatyModel CoatyCommunication
+// fuzz-modules: CoatyCore CoatyModel CoatyTransport CoatyCommunication
 // fuzz-options: -max_len=4096 -dict=Fuzz/Model/json.dict
 //
 // Run: bash Scripts/fuzz.sh InboundEventFuzzer [seconds]. The harness is compiled into CoatyCommunication, so it sees
@@ -16,6 +16,7 @@
 
 import CoatyCore
 import CoatyModel
+import CoatyTransport
 
 /// Fixed topics for inputs without a NUL byte, one per event code.
 let fixedTopics: [String] = [

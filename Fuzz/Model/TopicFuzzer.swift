@@ -1,6 +1,6 @@
 // libFuzzer harness: Coaty topic parsing and formatting, topic-name validation and topic-filter matching.
 //
-// fuzz-modules: CoatyCore CoatyModel CoatyCommunication
+// fuzz-modules: CoatyCore CoatyModel CoatyTransport CoatyCommunication
 // fuzz-options: -max_len=1024 -dict=Fuzz/Model/json.dict
 //
 // Run: bash Scripts/fuzz.sh TopicFuzzer [seconds]. The harness is compiled into CoatyCommunication, so it sees

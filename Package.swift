@@ -5,7 +5,7 @@
 //   CoatyCore          logging, topic names and filters, QoS: shared by everything
 //   CoatyModel         CoatyObject hierarchy, ObjectFamily, AnyCodable, coding layer, filters
 //   CoatyCommunication Transport protocol, in-process transport, events, CommunicationManager, controllers
-//   CoatySockets       the only module touching the OS socket API (epoll reactor, TCP)
+//   CoatySockets       the only module touching the OS socket API (epoll and poll reactors, TCP)
 //   CoatyMQTTPackets   pure MQTT 3.1.1 packet codec, shared by client and broker
 //   CoatyWebSocket     RFC 6455 WebSocket (handshake, frames, connection) for MQTT over ws://
 //   CoatyMQTT          MQTT client and the MQTTTransport

@@ -4,13 +4,17 @@
 // Module layout (one concern each, bottom to top):
 //   CoatyCore          logging, topic names and filters, QoS: shared by everything
 //   CoatyModel         CoatyObject hierarchy, ObjectFamily, AnyCodable, coding layer, filters
-//   CoatyCommunication Transport protocol, in-process transport, events, CommunicationManager, controllers
+//   CoatyTransport     the Transport contract: connections, messages, errors
+//   CoatyCommunication in-process transport, events, topics, CommunicationManager
+//   CoatyControllers   Container, controllers, object lifecycle and cache, historian, IO routing, SensorThings
 //   CoatySockets       the only module touching the OS socket API (epoll and poll reactors, TCP)
 //   CoatyMQTTPackets   pure MQTT 3.1.1 packet codec, shared by client and broker
 //   CoatyWebSocket     RFC 6455 WebSocket (handshake, frames, connection) for MQTT over ws://
 //   CoatyMQTT          MQTT client and the MQTTTransport
 //   CoatyBroker        embedded MQTT 3.1.1 broker
 //   CoatyTesting       test support for apps built on the framework
+//   TestSupport        this package's own test helpers (child processes, mosquitto, loopback ports);
+//                      not a product
 //   CoatyCLI           the `coaty` tool
 import PackageDescription
 
@@ -26,7 +30,9 @@ let package = Package(
     products: [
         .library(name: "CoatyCore", targets: ["CoatyCore"]),
         .library(name: "CoatyModel", targets: ["CoatyModel"]),
+        .library(name: "CoatyTransport", targets: ["CoatyTransport"]),
         .library(name: "CoatyCommunication", targets: ["CoatyCommunication"]),
+        .library(name: "CoatyControllers", targets: ["CoatyControllers"]),
         .library(name: "CoatyMQTT", targets: ["CoatyMQTT"]),
         .library(name: "CoatyBroker", targets: ["CoatyBroker"]),
         .library(name: "CoatyTesting", targets: ["CoatyTesting"]),
@@ -37,9 +43,15 @@ let package = Package(
     targets: [
         .target(name: "CoatyCore", swiftSettings: swiftSettings),
         .target(name: "CoatyModel", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
+        .target(name: "CoatyTransport", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
         .target(
             name: "CoatyCommunication",
-            dependencies: ["CoatyCore", "CoatyModel"],
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyTransport"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoatyControllers",
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication"],
             swiftSettings: swiftSettings
         ),
         .target(name: "CoatySockets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
@@ -47,7 +59,7 @@ let package = Package(
         .target(name: "CoatyWebSocket", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
         .target(
             name: "CoatyMQTT",
-            dependencies: ["CoatyCore", "CoatyCommunication", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
+            dependencies: ["CoatyCore", "CoatyTransport", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -57,12 +69,21 @@ let package = Package(
         ),
         .target(
             name: "CoatyTesting",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatySockets"],
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["CoatySockets"],
+            path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "CoatyCLI",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
+            dependencies: [
+                "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyControllers", "CoatyMQTT",
+                "CoatyBroker",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -72,13 +93,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "HelloWorld",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
+            dependencies: [
+                "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyControllers", "CoatyMQTT",
+                "CoatyBroker",
+            ],
             path: "Examples/HelloWorld",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "IORouting",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker"],
+            dependencies: [
+                "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyControllers", "CoatyMQTT",
+                "CoatyBroker",
+            ],
             path: "Examples/IORouting",
             swiftSettings: swiftSettings
         ),
@@ -90,12 +117,19 @@ let package = Package(
         ),
         .testTarget(
             name: "CoatyCommunicationTests",
-            dependencies: ["CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyTesting"],
+            dependencies: ["CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoatyControllersTests",
+            dependencies: [
+                "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyControllers", "CoatyTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoatySocketsTests",
-            dependencies: ["CoatySockets", "CoatyTesting"],
+            dependencies: ["CoatySockets", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -111,31 +145,33 @@ let package = Package(
         .testTarget(
             name: "CoatyMQTTTests",
             dependencies: [
-                "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
-                "CoatySockets", "CoatyTesting", "CoatyTestAgent", "CoatyBroker",
+                "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
+                "CoatySockets", "TestSupport", "CoatyTestAgent", "CoatyBroker",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoatyBrokerTests",
             dependencies: [
-                "CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "CoatyTesting", "CoatyMQTT",
-                "CoatyCommunication", "CoatyWebSocket",
+                "CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "TestSupport", "CoatyMQTT",
+                "CoatyTransport", "CoatyCommunication", "CoatyWebSocket",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoatyCLITests",
             dependencies: [
-                "CoatyCLI", "CoatyCore", "CoatyModel", "CoatyCommunication", "CoatyMQTT", "CoatyBroker", "CoatyTesting",
+                "CoatyCLI", "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyMQTT",
+                "CoatyBroker",
+                "CoatyTesting", "TestSupport",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ExampleTests",
             dependencies: [
-                "HelloWorld", "IORouting", "CoatyCommunication", "CoatyModel", "CoatyBroker", "CoatyMQTT",
-                "CoatyTesting", "CoatyCore",
+                "HelloWorld", "IORouting", "CoatyTransport", "CoatyCommunication", "CoatyModel", "CoatyBroker",
+                "CoatyMQTT", "CoatyTesting", "TestSupport", "CoatyCore",
             ],
             swiftSettings: swiftSettings
         ),

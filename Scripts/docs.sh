@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(CoatyCore CoatyModel CoatyCommunication CoatyMQTT CoatyBroker CoatyTesting CoatyWebSocket)
+[ ${#modules[@]} -gt 0 ] || modules=(CoatyCore CoatyModel CoatyTransport CoatyCommunication CoatyControllers CoatyMQTT CoatyBroker CoatyTesting CoatyWebSocket)
 docc_bin="$(command -v docc || true)"
 if [ -z "$docc_bin" ]; then
     swift_bin="$(readlink -f "$(command -v swift)")"

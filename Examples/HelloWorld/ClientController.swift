@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
 
 /// A client agent's logic: finds the service (Discover → Resolve), claims advertised tasks (Update →

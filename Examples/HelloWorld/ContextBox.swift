@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import Synchronization
 
 /// Keeps the context a controller receives in `onInit`.

@@ -29,12 +29,16 @@ enum HelloWorldMain {
           --name <name>      The client's name. (default: client)
           --agents <n>       The service waits for this many other agents before offering tasks. (default: 1)
           -h, --help         Show this help.
+
+        ENVIRONMENT (the command line wins):
+          COATY_BROKER_URL, COATY_NAMESPACE  Defaults for --broker and --namespace.
+          COATY_USERNAME, COATY_PASSWORD     MQTT credentials of a single agent.
         """
 
     static func main() async {
         let options: Options
         do {
-            options = try Options(parsing: Array(CommandLine.arguments.dropFirst()))
+            options = try Options(parsing: Array(CommandLine.arguments.dropFirst()), environment: environment())
         } catch {
             StandardStream.error.write("error: \(error)\n\n\(usage)\n")
             exit(64)
@@ -75,15 +79,30 @@ struct Options: Equatable {
     var role = "scene"
     var broker = "mqtt://127.0.0.1:1883"
     var namespace = "-"
+    var username: String?
+    var password: String?
     var name = "client"
     var tasks = 3
     var agents = 1
+
+    /// Settings taken from the environment where the command line does not give them.
+    static let environmentVariables = ["COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD"]
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
     }
 
-    init(parsing arguments: [String]) throws {
+    /// Parses the arguments after the program name; `environment` supplies the broker, namespace and
+    /// credentials (``environmentVariables``) that the command line does not.
+    init(parsing arguments: [String], environment: [String: String] = [:]) throws {
+        let set = environment.filter { !$0.value.isEmpty }
+        self.broker = set["COATY_BROKER_URL"] ?? self.broker
+        self.namespace = set["COATY_NAMESPACE"] ?? self.namespace
+        self.username = set["COATY_USERNAME"]
+        self.password = set["COATY_PASSWORD"]
+        guard self.broker.hasPrefix("mqtt://") else {
+            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port")
+        }
         var index = 0
         func value(_ option: String) throws -> String {
             index += 1

@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
 
 /// The monitor agent's logic: follows agents and tasks with the object lifecycle controller, and prints

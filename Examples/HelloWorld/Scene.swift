@@ -1,5 +1,7 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
+import CoatyTransport
 
 /// What the scene did, for the closing summary and for tests.
 struct SceneSummary: Sendable {

@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyMQTT
 import CoatyModel
 import Synchronization
@@ -13,7 +14,13 @@ enum SingleAgent {
         let lifecycle = ObjectLifecycleController()
         let name = options.role == "client" ? options.name : options.role
         let configuration = Container.Configuration(
-            transport: MQTTTransport(brokerURL: options.broker),
+            transport: MQTTTransport(
+                configuration: .init(
+                    brokerURL: options.broker,
+                    username: options.username,
+                    password: options.password
+                )
+            ),
             communication: .init(
                 identity: Identity(name: name),
                 namespace: options.namespace,

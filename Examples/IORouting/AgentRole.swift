@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyMQTT
 import CoatyModel
 
@@ -11,7 +12,13 @@ enum AgentRole {
         let narrator = Narrator()
         func configuration(_ name: String, _ nodes: [IONode] = []) -> Container.Configuration {
             Container.Configuration(
-                transport: MQTTTransport(brokerURL: options.broker),
+                transport: MQTTTransport(
+                    configuration: .init(
+                        brokerURL: options.broker,
+                        username: options.username,
+                        password: options.password
+                    )
+                ),
                 communication: .init(identity: Identity(name: name), ioNodes: nodes, namespace: options.namespace)
             )
         }

@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
 import Synchronization
 

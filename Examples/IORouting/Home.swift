@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
 
 /// What the example's agents share: the IO context they are routed in, its value type, how readings

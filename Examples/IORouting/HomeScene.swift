@@ -1,5 +1,7 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
+import CoatyTransport
 
 /// The whole io-routing scene in one process, each agent with its own transport connection: a router
 /// for the home's IO context, a display in the living room, a sensor agent with a thermometer, and

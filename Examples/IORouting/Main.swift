@@ -27,12 +27,16 @@ enum IORoutingMain {
           --room <room>      The display's room. (default: living room)
           --readings <n>     How many readings the sensor publishes, 3 to 100. (default: 20)
           -h, --help         Show this help.
+
+        ENVIRONMENT (the command line wins):
+          COATY_BROKER_URL, COATY_NAMESPACE  Defaults for --broker and --namespace.
+          COATY_USERNAME, COATY_PASSWORD     MQTT credentials of a single agent.
         """
 
     static func main() async {
         let options: Options
         do {
-            options = try Options(parsing: Array(CommandLine.arguments.dropFirst()))
+            options = try Options(parsing: Array(CommandLine.arguments.dropFirst()), environment: environment())
         } catch {
             StandardStream.error.write("error: \(error)\n\n\(usage)\n")
             exit(64)

@@ -13,10 +13,25 @@ struct Options: Equatable {
     var role = Role.scene
     var broker = "mqtt://127.0.0.1:1883"
     var namespace = "-"
+    var username: String?
+    var password: String?
     var room = "living room"
     var readings = 20
 
-    init(parsing arguments: [String]) throws {
+    /// Settings taken from the environment where the command line does not give them.
+    static let environmentVariables = ["COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD"]
+
+    /// Parses the arguments after the program name; `environment` supplies the broker, namespace and
+    /// credentials (``environmentVariables``) that the command line does not.
+    init(parsing arguments: [String], environment: [String: String] = [:]) throws {
+        let set = environment.filter { !$0.value.isEmpty }
+        self.broker = set["COATY_BROKER_URL"] ?? self.broker
+        self.namespace = set["COATY_NAMESPACE"] ?? self.namespace
+        self.username = set["COATY_USERNAME"]
+        self.password = set["COATY_PASSWORD"]
+        guard self.broker.hasPrefix("mqtt://") else {
+            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port")
+        }
         var remaining = arguments[...]
         if let first = remaining.first, let role = Role(rawValue: first), role != .help {
             self.role = role

@@ -7,11 +7,20 @@
 /// The `coaty` command-line tool. `main` only parses, dispatches and maps errors to exit codes.
 @main
 enum CoatyCLI {
+    /// The environment variables the options read (``ConnectionOptions/environmentVariables``).
+    static var environment: [String: String] {
+        var environment: [String: String] = [:]
+        for name in ConnectionOptions.environmentVariables.values {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        return environment
+    }
+
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
         let command: Command
         do {
-            command = try Command(parsing: arguments)
+            command = try Command(parsing: arguments, environment: Self.environment)
         } catch {
             Console.error("\(error)\n\n\(Help.text(for: error.subcommand))\n")
             exit(64)  // EX_USAGE

@@ -2,6 +2,7 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyMQTT
 import CoatyModel
+import CoatyTransport
 import Testing
 
 @testable import CoatyCLI

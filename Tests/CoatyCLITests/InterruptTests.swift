@@ -2,8 +2,8 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyMQTT
 import CoatyModel
-import CoatyTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// The `coaty` executable interrupted while it talks to agents: it leaves and exits with status 0, as

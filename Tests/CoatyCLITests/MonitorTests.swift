@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyModel
 import CoatyTesting
+import CoatyTransport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyModel
+import CoatyTransport
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import CoatyCore
+import CoatyTransport
 import Synchronization
 import Testing
 

@@ -2,6 +2,7 @@ import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import CoatyTesting
+import CoatyTransport
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import CoatyCommunication
 import CoatyCore
 import CoatyModel
 import CoatyTesting
+import CoatyTransport
 import Testing
 
 /// Runs `responder` on each event of `stream` in a child task while `body` runs.

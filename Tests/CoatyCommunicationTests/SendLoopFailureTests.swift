@@ -1,5 +1,6 @@
 import CoatyCore
 import CoatyModel
+import CoatyTransport
 import Synchronization
 import Testing
 

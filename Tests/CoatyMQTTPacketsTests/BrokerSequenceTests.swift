@@ -26,7 +26,7 @@ struct BrokerSequenceTests {
     }
 
     @Test func conformanceDataIsPresent() {
-        // 261 v3.1.1 tests, 5 regressions, 1 broker check (FORMAT.md).
+        // 261 v3.1.1 tests, 5 regressions, 1 broker check (the fixture README).
         #expect(Self.cases.count == 267)
     }
 

@@ -3,9 +3,10 @@ import CoatyCore
 import CoatyMQTT
 import CoatyModel
 import CoatySockets
-import CoatyTesting
+import CoatyTransport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// Coaty agents in separate processes talking through mosquitto: this test process runs one

@@ -3,6 +3,7 @@ import CoatyCore
 import CoatyMQTT
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyTransport
 import Synchronization
 import Testing
 

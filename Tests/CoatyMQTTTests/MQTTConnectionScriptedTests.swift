@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyMQTTPackets
+import CoatyTransport
 import Synchronization
 import Testing
 

@@ -4,6 +4,7 @@ import CoatyCore
 import CoatyMQTT
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyTransport
 import Testing
 
 /// The client's half of a persistent session (clean session 0) across connections, against a scripted

@@ -2,8 +2,9 @@ import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import CoatyModel
-import CoatyTesting
+import CoatyTransport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(.enabled(if: Mosquitto.isAvailable, "mosquitto is not installed"), .timeLimit(.minutes(2)))
@@ -90,19 +91,13 @@ struct MQTTTransportMosquittoTests {
     }
 
     /// mosquitto sends with Nagle's algorithm (its default), so it holds a response back while our
-    /// side has not acknowledged its SUBACK or UNSUBACK; with delayed ACKs every round trip took
-    /// 44 ms. The client now acknowledges at once (TCP_QUICKACK) what it reads during an exchange. A
-    /// round trip takes well under a millisecond on loopback; the bound only separates "no stall" from
-    /// "a 40 ms stall in most round trips", with a wide margin for a loaded machine. It is checked on
-    /// the lower quartile, not the median: with the whole suite running on two cores the median once
-    /// reached 21 ms without any stall, while the old stall delayed every round trip. (Rarer stalls, in
-    /// 0 to 3 % of the round trips when only reads that had to wait were acknowledged at once, cannot
-    /// be told apart from a loaded machine's delays here; Docs/Benchmarks.md has the measurement.)
-    ///
-    /// With the immediate acknowledgement switched off (a throwaway build of 2026-11-24), this test
-    /// still passed: on today's request path the stall no longer comes in most round trips. It now
-    /// guards requests over mosquitto against any systematic stall, not the immediate acknowledgement
-    /// itself.
+    /// side has not acknowledged its SUBACK or UNSUBACK, and delayed ACKs would then stall a round
+    /// trip by about 40 ms. A round trip takes well under a millisecond on loopback; the bound only
+    /// separates "no stall" from "a 40 ms stall in most round trips", with a wide margin for a loaded
+    /// machine. It is checked on the lower quartile, not the median, because a machine busy with the
+    /// whole suite delays some round trips without any stall. The test guards requests over
+    /// mosquitto against a systematic stall; rare stalls cannot be told apart from a loaded machine's
+    /// delays here.
     @Test func requestsOverMosquittoDoNotStall() async throws {
         try await self.withCallerAndCallee { caller, callee in
             let registration = try await callee.handleCalls("com.example.ping") { try $0.returnResult(nil) }

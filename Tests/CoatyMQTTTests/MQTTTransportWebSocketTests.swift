@@ -3,6 +3,7 @@ import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import CoatyModel
+import CoatyTransport
 import Testing
 
 /// `MQTTTransport` over `ws://` to the embedded broker's WebSocket listener, beside clients on TCP.

@@ -1,5 +1,5 @@
-import CoatyTesting
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

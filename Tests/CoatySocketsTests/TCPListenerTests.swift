@@ -1,5 +1,5 @@
 import CoatySockets
-import CoatyTesting
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import CoatyBroker
-import CoatyTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// The agents as separate `hello-world` processes, talking through a real broker: the embedded one

@@ -57,3 +57,24 @@ final class Lines: Sendable {
     func append(_ line: String) { self.lines.withLock { $0.append(line) } }
     var all: [String] { self.lines.withLock { $0 } }
 }
+
+/// `hello-world` takes its broker, namespace and credentials from COATY_* variables where the command
+/// line does not give them.
+struct HelloWorldEnvironmentTests {
+    @Test func theEnvironmentSetsTheConnectionAndTheCommandLineWins() throws {
+        let environment = [
+            "COATY_BROKER_URL": "mqtt://broker.example:1884", "COATY_NAMESPACE": "plant",
+            "COATY_USERNAME": "agent", "COATY_PASSWORD": "secret",
+        ]
+        let options = try Options(parsing: ["client"], environment: environment)
+        #expect(options.broker == "mqtt://broker.example:1884")
+        #expect(options.namespace == "plant")
+        #expect(options.username == "agent")
+        #expect(options.password == "secret")
+        let overridden = try Options(parsing: ["client", "--namespace", "lab"], environment: environment)
+        #expect(overridden.namespace == "lab")
+        #expect(throws: Options.UsageError.self) {
+            try Options(parsing: ["client"], environment: ["COATY_BROKER_URL": "mqtts://host"])
+        }
+    }
+}

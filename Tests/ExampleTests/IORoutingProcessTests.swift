@@ -1,5 +1,5 @@
 import CoatyBroker
-import CoatyTesting
+import TestSupport
 import Testing
 
 /// The io-routing agents as separate processes through the embedded broker.

@@ -1,6 +1,7 @@
 import CoatyBroker
 import CoatyCommunication
 import CoatyMQTT
+import CoatyTransport
 import Testing
 
 @testable import IORouting
@@ -99,5 +100,19 @@ struct NeverConnectingTransport: Transport {
     ) async throws -> Result {
         try await Task.sleep(for: .seconds(3600))
         throw CancellationError()
+    }
+}
+
+/// `io-routing` takes its broker, namespace and credentials from COATY_* variables where the command
+/// line does not give them.
+struct IORoutingEnvironmentTests {
+    @Test func theEnvironmentSetsTheConnectionAndTheCommandLineWins() throws {
+        let environment = ["COATY_BROKER_URL": "mqtt://broker.example:1884", "COATY_NAMESPACE": "home"]
+        let options = try Options(parsing: ["sensor"], environment: environment)
+        #expect(options.broker == "mqtt://broker.example:1884")
+        #expect(options.namespace == "home")
+        #expect(options.username == nil)
+        let overridden = try Options(parsing: ["sensor", "--broker", "mqtt://127.0.0.1:1"], environment: environment)
+        #expect(overridden.broker == "mqtt://127.0.0.1:1")
     }
 }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 // BrokerBenchmark: the embedded MQTTBroker against mosquitto, same load from the same clients.
 //
 //   swift run -c release --package-path Benchmarks BrokerBenchmark
@@ -8,7 +9,6 @@
 // subscriber), fan-out (1 → 8), point-to-point (4 independent pairs), each at QoS 0 and QoS 1, counted
 // as messages delivered to subscribers per second. Then the memory of 500 idle connections.
 import CoatyBroker
-import CoatyTesting
 import Foundation
 import Glibc
 import Synchronization
@@ -24,8 +24,7 @@ if CommandLine.arguments.dropFirst().first == "serve" {
 
 // MARK: - Broker processes
 
-/// A broker under test, running as a child process (a `CoatyTesting.ChildProcess`: Foundation's
-/// `Process.run()` crashes now and then on Linux with Swift 6.3.1).
+/// A broker under test, running as a child process (a `ChildProcess`, for the reason given there).
 struct BrokerProcess {
     let name: String
     let process: ChildProcess

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 // MQTT client throughput: our client against mosquitto's own C tools, on the same mosquitto, in one run.
 //
 // For each QoS (0, 1) and payload size (100 B, 1 KB), N messages go from one publisher connection to
@@ -6,8 +7,7 @@
 // - Baseline (C): `mosquitto_sub -C N+1 -q Q` subscribes (readiness is detected from a retained marker
 //   it prints first; it prints to a temporary file), then `mosquitto_pub -l -q Q` publishes N lines read
 //   from a file. The time runs from starting mosquitto_pub until mosquitto_sub has received all N
-//   messages and exited. The tools run as `CoatyTesting.ChildProcess`es (posix_spawn), not Foundation
-//   `Process`es, whose `run()` crashes now and then on Linux with Swift 6.3.1.
+//   messages and exited. The tools run as `ChildProcess`es (posix_spawn), for the reason given there.
 // - Ours: a subscriber `MQTTTransport` connection subscribes at QoS Q; the time runs from opening the
 //   publisher connection until the subscriber has received all N messages. QoS 0 publishes are issued
 //   back to back; QoS 1 publishes run in 20 concurrent lanes, mosquitto_pub's default in-flight window.
@@ -19,7 +19,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
-import CoatyTesting
+import CoatyTransport
 import Foundation
 import Glibc
 import Synchronization

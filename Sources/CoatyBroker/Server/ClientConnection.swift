@@ -211,10 +211,9 @@ struct ClientConnection: Sendable {
     /// no congested subscriber made progress for 5 ms they are treated as stuck and no longer waited
     /// for: their queue bound and drop policy apply instead, so a stuck client cannot stall publishers.
     ///
-    /// 5 ms, not less: on two busy cores a live subscriber is sometimes not scheduled for a
-    /// millisecond, and with 1 ms the benchmark's QoS 1 runs now and then dropped messages of
-    /// subscribers that were only waiting for a core. A truly stuck subscriber costs each of its
-    /// publishers 5 ms once, until it moves again.
+    /// 5 ms, not less: on busy cores a live subscriber is sometimes not scheduled for a millisecond,
+    /// and a shorter limit drops messages of subscribers that are only waiting for a core. A truly
+    /// stuck subscriber costs each of its publishers 5 ms once, until it moves again.
     private func pace(_ state: ReaderState) async {
         let sessions = state.congestedSessions
         let connections = state.congestedConnections

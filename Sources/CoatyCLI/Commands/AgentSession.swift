@@ -1,6 +1,8 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyCore
 import CoatyModel
+import CoatyTransport
 
 /// Runs a CLI agent: joins (within 5 s, or fails saying why the broker could not be reached), runs
 /// `body` while online, then leaves gracefully. `controllers` run in the agent's container.

@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyModel
+import CoatyTransport
 
 /// `coaty call`: calls a remote operation and prints every Return within the timeout.
 enum CallCommand {

@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyModel
+import CoatyTransport
 
 /// `coaty discover`: lists the agents present by discovering their identities.
 enum DiscoverCommand {

@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyModel
+import CoatyTransport
 import Synchronization
 
 /// `coaty monitor`: a Coaty-aware mosquitto_sub that prints every event in a namespace.

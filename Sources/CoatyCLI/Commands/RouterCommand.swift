@@ -1,5 +1,7 @@
 import CoatyCommunication
+import CoatyControllers
 import CoatyModel
+import CoatyTransport
 import Synchronization
 
 /// `coaty router`: an IO router agent (an `IORouter` with its default rule) for one IO context.

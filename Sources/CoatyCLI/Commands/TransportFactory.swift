@@ -1,5 +1,6 @@
 import CoatyCommunication
 import CoatyMQTT
+import CoatyTransport
 
 /// Builds the transport a client subcommand connects with.
 enum TransportFactory {

@@ -20,8 +20,11 @@ enum Command: Equatable {
 
     /// Parses the arguments after the program name.
     ///
+    /// - Parameter environment: The process environment; the client subcommands take their
+    ///   connection settings from `COATY_BROKER_URL`, `COATY_NAMESPACE`, `COATY_USERNAME` and
+    ///   `COATY_PASSWORD` where the command line does not give them.
     /// - Throws: ``UsageError`` describing the first problem found.
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
         guard let first = arguments.first else {
             self = .help(subcommand: nil)
             return
@@ -48,10 +51,10 @@ enum Command: Equatable {
             do {
                 switch first {
                 case "broker": self = .broker(try BrokerOptions(parsing: rest))
-                case "monitor": self = .monitor(try MonitorOptions(parsing: rest))
-                case "discover": self = .discover(try DiscoverOptions(parsing: rest))
-                case "router": self = .router(try RouterOptions(parsing: rest))
-                default: self = .call(try CallOptions(parsing: rest))
+                case "monitor": self = .monitor(try MonitorOptions(parsing: rest, environment: environment))
+                case "discover": self = .discover(try DiscoverOptions(parsing: rest, environment: environment))
+                case "router": self = .router(try RouterOptions(parsing: rest, environment: environment))
+                default: self = .call(try CallOptions(parsing: rest, environment: environment))
                 }
             } catch {
                 guard rest.contains(where: { $0 == "-h" || $0 == "--help" }) else { throw error }

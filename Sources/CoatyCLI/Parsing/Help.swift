@@ -1,6 +1,9 @@
+import CoatyCommunication
+import CoatyCore
+
 /// The help texts of `coaty` and its subcommands.
 enum Help {
-    static let version = "coaty 0.1.0 (Coaty MQTT protocol version 3)"
+    static let version = "coaty \(CoatyVersion.string) (Coaty MQTT protocol version \(CoatyTopic.protocolVersion))"
 
     static func text(for subcommand: String?) -> String {
         switch subcommand {
@@ -35,6 +38,11 @@ enum Help {
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
           -P, --password <pw>     MQTT password (with --username).
+
+        ENVIRONMENT (the command line wins):
+          COATY_BROKER_URL, COATY_NAMESPACE, COATY_USERNAME, COATY_PASSWORD
+                                  Defaults for --broker, --namespace, --username and --password;
+                                  COATY_PASSWORD keeps the password out of the process list.
         """
 
     static let broker = """

@@ -59,11 +59,61 @@ struct BrokerOptions: Equatable {
 }
 
 /// Where a client subcommand connects and which namespace it speaks in.
+///
+/// Each value comes from the command line, else from the environment (``environmentVariables``),
+/// else from its default.
 struct ConnectionOptions: Equatable {
     var broker = "mqtt://127.0.0.1:1883"
     var namespace = "-"
     var username: String?
     var password: String?
+
+    /// The environment variables read, by the option they stand in for.
+    static let environmentVariables = [
+        "broker": "COATY_BROKER_URL", "namespace": "COATY_NAMESPACE", "username": "COATY_USERNAME",
+        "password": "COATY_PASSWORD",
+    ]
+
+    init() {}
+
+    /// The options the environment sets, checked as their command-line forms are; the command line
+    /// then overrides them.
+    init(environment: [String: String], subcommand: String) throws(UsageError) {
+        func value(_ option: String) -> String? {
+            guard let name = Self.environmentVariables[option], let value = environment[name], !value.isEmpty else {
+                return nil
+            }
+            return value
+        }
+        if let url = value("broker") {
+            self.broker = try Self.checkedBroker(url, source: "COATY_BROKER_URL", subcommand: subcommand)
+        }
+        if let namespace = value("namespace") {
+            self.namespace = try parseEventFilterName(
+                namespace,
+                "COATY_NAMESPACE (a namespace)",
+                subcommand: subcommand
+            )
+        }
+        self.username = value("username")
+        self.password = value("password")
+    }
+
+    /// `url` if the transport accepts it as a broker address; `source` names where it came from.
+    ///
+    /// The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage error
+    /// now rather than a connect failure after the timeout.
+    static func checkedBroker(_ url: String, source: String, subcommand: String) throws(UsageError) -> String {
+        guard ["mqtt://", "tcp://", "ws://"].contains(where: url.hasPrefix),
+            (try? MQTTBrokerAddress(parsing: url)) != nil
+        else {
+            throw UsageError(
+                "\(source) takes an address like mqtt://host:port or ws://host:port/path, not '\(url)'",
+                subcommand: subcommand
+            )
+        }
+        return url
+    }
 
     /// Consumes a connection option; returns false if `name` is not one.
     mutating func parse(
@@ -73,18 +123,11 @@ struct ConnectionOptions: Equatable {
     ) throws(UsageError) -> Bool {
         switch name {
         case "broker", "b":
-            let url = try scanner.value(for: "broker", inline: inline)
-            // The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage
-            // error now rather than a connect failure after the timeout.
-            guard ["mqtt://", "tcp://", "ws://"].contains(where: url.hasPrefix),
-                (try? MQTTBrokerAddress(parsing: url)) != nil
-            else {
-                throw UsageError(
-                    "'--broker' takes an address like mqtt://host:port or ws://host:port/path, not '\(url)'",
-                    subcommand: scanner.subcommand
-                )
-            }
-            self.broker = url
+            self.broker = try Self.checkedBroker(
+                try scanner.value(for: "broker", inline: inline),
+                source: "'--broker'",
+                subcommand: scanner.subcommand
+            )
         case "namespace", "n":
             self.namespace = try parseEventFilterName(
                 try scanner.value(for: "namespace", inline: inline),
@@ -118,7 +161,8 @@ struct MonitorOptions: Equatable {
 
     init() {}
 
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
+        self.connection = try ConnectionOptions(environment: environment, subcommand: "monitor")
         var scanner = ArgumentScanner(arguments, subcommand: "monitor")
         while let token = scanner.next() {
             switch token {
@@ -147,7 +191,8 @@ struct DiscoverOptions: Equatable {
 
     init() {}
 
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
+        self.connection = try ConnectionOptions(environment: environment, subcommand: "discover")
         var scanner = ArgumentScanner(arguments, subcommand: "discover")
         while let token = scanner.next() {
             switch token {
@@ -178,7 +223,8 @@ struct CallOptions: Equatable {
 
     init() {}
 
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
+        self.connection = try ConnectionOptions(environment: environment, subcommand: "call")
         var scanner = ArgumentScanner(arguments, subcommand: "call")
         var operation: String?
         while let token = scanner.next() {
@@ -224,7 +270,8 @@ struct RouterOptions: Equatable {
 
     init() {}
 
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
+        self.connection = try ConnectionOptions(environment: environment, subcommand: "router")
         var scanner = ArgumentScanner(arguments, subcommand: "router")
         var context: String?
         while let token = scanner.next() {

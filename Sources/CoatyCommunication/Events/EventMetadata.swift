@@ -36,7 +36,7 @@ extension CommunicationError {
 }
 
 /// Validation shared by events.
-enum EventValidation {
+package enum EventValidation {
     static func checkObjectType(_ object: CoatyObject) throws(CommunicationError) {
         guard CoatyTopic.isValidEventFilter(object.objectType) else {
             throw CommunicationError(
@@ -46,7 +46,7 @@ enum EventValidation {
         }
     }
 
-    static func checkFilterName(_ name: String, _ what: String) throws(CommunicationError) {
+    package static func checkFilterName(_ name: String, _ what: String) throws(CommunicationError) {
         guard CoatyTopic.isValidEventFilter(name) else {
             throw CommunicationError(
                 .invalidArgument,

@@ -1,6 +1,7 @@
 import CoatyCore
+public import CoatyTransport
 
-/// A ``Transport`` between agents of one process, over a shared ``InProcessBus``: no broker, no
+/// A `Transport` between agents of one process, over a shared ``InProcessBus``: no broker, no
 /// sockets, MQTT topic-filter semantics.
 ///
 /// A connection closes gracefully (no last will) when `body` returns, and abruptly (the bus publishes
@@ -17,7 +18,7 @@ public struct InProcessTransport: Transport {
 
     /// Opens a connection on the bus, runs `body` with it and closes it.
     ///
-    /// - Throws: ``TransportError`` with code `.connectionLost` if the connection was dropped or taken
+    /// - Throws: `TransportError` with code `.connectionLost` if the connection was dropped or taken
     ///   over while `body` ran; what `body` throws.
     public func withConnection<Result: Sendable>(
         _ options: TransportConnectOptions,

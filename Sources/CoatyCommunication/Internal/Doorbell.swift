@@ -3,7 +3,7 @@ import Synchronization
 /// A single-consumer wake-up signal: ``ring()`` from anywhere (synchronously), ``wait()`` in one task.
 ///
 /// Rings are coalesced: a ring while nobody waits makes the next ``wait()`` return at once.
-final class Doorbell: Sendable {
+package final class Doorbell: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -11,8 +11,10 @@ final class Doorbell: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Wakes the waiter, or makes the next wait return at once.
-    func ring() {
+    package func ring() {
         let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -25,7 +27,7 @@ final class Doorbell: Sendable {
     }
 
     /// Suspends until the bell rings or the task is cancelled.
-    func wait() async {
+    package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = self.state.withLock { state -> Bool in

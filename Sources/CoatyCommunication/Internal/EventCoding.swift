@@ -2,10 +2,10 @@ import CoatyModel
 import FoundationEssentials
 
 /// JSON encoding and decoding of event payloads in coaty-js's wire form.
-enum EventCoding {
+package enum EventCoding {
     /// Encodes a payload as compact UTF-8 JSON without escaping `/`, with the package's own encoder
     /// (``CoatyJSONEncoder``): about 0.6× the time of `JSONEncoder` for the same values.
-    static func encode<Payload: Encodable>(_ payload: Payload) throws(CommunicationError) -> [UInt8] {
+    package static func encode<Payload: Encodable>(_ payload: Payload) throws(CommunicationError) -> [UInt8] {
         do {
             return try CoatyJSONEncoder().encodeBytes(payload)
         } catch {

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A one-shot signal that many tasks can wait for: the manager's stop, a container's start and stop,
 /// a spawned piece of work's cancellation, and a queued subscription being in place.
-final class OneShotSignal: Sendable {
+package final class OneShotSignal: Sendable {
     private struct State {
         var isFired = false
         var nextID = 0
@@ -11,11 +11,13 @@ final class OneShotSignal: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Whether the signal has fired.
-    var isFired: Bool { self.state.withLock { $0.isFired } }
+    package var isFired: Bool { self.state.withLock { $0.isFired } }
 
     /// Fires the signal, resuming every waiter.
-    func fire() {
+    package func fire() {
         let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.isFired = true
             defer { state.waiters = [:] }
@@ -25,7 +27,7 @@ final class OneShotSignal: Sendable {
     }
 
     /// Suspends until the signal fires or the task is cancelled.
-    func wait() async {
+    package func wait() async {
         let id = self.state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID

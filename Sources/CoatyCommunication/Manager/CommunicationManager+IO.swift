@@ -1,5 +1,6 @@
 import CoatyCore
 public import CoatyModel
+import CoatyTransport
 import Synchronization
 
 extension CommunicationManager {
@@ -27,7 +28,7 @@ extension CommunicationManager {
 
     /// Observes the Associate events of the IO context of each of `nodes`, once per context name, as
     /// the IO source and actor controllers do for the nodes holding their IO points.
-    func observeAssociates(ofContextsOf nodes: [IONode]) async throws -> [EventStream<AssociateEvent>] {
+    package func observeAssociates(ofContextsOf nodes: [IONode]) async throws -> [EventStream<AssociateEvent>] {
         var observations: [EventStream<AssociateEvent>] = []
         for contextName in Set(nodes.map(\.name)) {
             observations.append(try await self.observeAssociate(ioContextName: contextName))

@@ -1,5 +1,6 @@
-import CoatyCore
+package import CoatyCore
 import CoatyModel
+import CoatyTransport
 import Synchronization
 
 /// A decoded inbound Coaty event.
@@ -131,13 +132,13 @@ extension CommunicationManager {
     }
 
     /// Registers an observation of a route; see ``observe(filter:kind:_:)``.
-    func observe<Event: Sendable>(_ route: EventRoute<Event>) async -> EventStream<Event> {
+    package func observe<Event: Sendable>(_ route: EventRoute<Event>) async -> EventStream<Event> {
         await self.observe(filter: route.filter, route.select)
     }
 
     /// Registers an observation and returns once its subscription is in place (when online) or
     /// registered for the next connect (when offline).
-    func observe<Event: Sendable>(
+    package func observe<Event: Sendable>(
         filter: TopicFilter,
         kind: RouteKind = .coaty,
         _ transform: @escaping @Sendable (Delivery) -> Event?
@@ -145,7 +146,7 @@ extension CommunicationManager {
         await self.observe(filters: [filter], kind: kind, transform).stream
     }
 
-    func observe<Event: Sendable>(
+    package func observe<Event: Sendable>(
         filters: [TopicFilter],
         kind: RouteKind = .coaty,
         _ transform: @escaping @Sendable (Delivery) -> Event?

@@ -1,5 +1,6 @@
 import CoatyCore
 public import CoatyModel
+import CoatyTransport
 
 extension CommunicationManager {
     // MARK: Advertise
@@ -27,7 +28,7 @@ extension CommunicationManager {
 
     /// Advertises of a core type, as ``observeAdvertise(coreType:)`` and the lifecycle controller
     /// receive them.
-    func advertiseRoute(coreType: CoreType) -> EventRoute<AdvertiseEvent> {
+    package func advertiseRoute(coreType: CoreType) -> EventRoute<AdvertiseEvent> {
         EventRoute(filter: self.filter(.advertise, filter: coreType.rawValue)) { delivery in
             guard case .advertise(let event)? = delivery.event else { return nil }
             return event
@@ -47,7 +48,7 @@ extension CommunicationManager {
 
     /// Advertises of an object type, as ``observeAdvertise(objectType:)`` and the lifecycle
     /// controller receive them.
-    func advertiseRoute(objectType: String) throws(CommunicationError) -> EventRoute<AdvertiseEvent> {
+    package func advertiseRoute(objectType: String) throws(CommunicationError) -> EventRoute<AdvertiseEvent> {
         try EventValidation.checkFilterName(objectType, "objectType")
         return EventRoute(filter: self.filter(.advertise, filter: Self.typeFilter(objectType))) { delivery in
             guard case .advertise(let event)? = delivery.event, event.object.objectType == objectType else {
@@ -73,7 +74,7 @@ extension CommunicationManager {
     }
 
     /// Deadvertises, as ``observeDeadvertise()`` and the lifecycle controller receive them.
-    func deadvertiseRoute() -> EventRoute<DeadvertiseEvent> {
+    package func deadvertiseRoute() -> EventRoute<DeadvertiseEvent> {
         EventRoute(filter: self.filter(.deadvertise)) { delivery in
             guard case .deadvertise(let event)? = delivery.event else { return nil }
             return event
@@ -100,7 +101,7 @@ extension CommunicationManager {
 
     /// Channel events of one channel, as ``observeChannel(_:)`` and the SensorThings observers receive
     /// them.
-    func channelRoute(_ channelID: String) throws(CommunicationError) -> EventRoute<ChannelEvent> {
+    package func channelRoute(_ channelID: String) throws(CommunicationError) -> EventRoute<ChannelEvent> {
         try EventValidation.checkFilterName(channelID, "channel id")
         return EventRoute(filter: self.filter(.channel, filter: channelID)) { delivery in
             guard case .channel(let event)? = delivery.event else { return nil }

@@ -1,4 +1,5 @@
 public import CoatyModel
+import CoatyTransport
 
 extension CommunicationManager {
     // MARK: Discover - Resolve
@@ -39,7 +40,7 @@ extension CommunicationManager {
 
     /// ``discover(_:correlationID:)`` with `map` applied to each accepted Resolve where it is decoded,
     /// in arrival order; a Resolve it maps to `nil` is not put in the stream.
-    func discover<Event: Sendable>(
+    package func discover<Event: Sendable>(
         _ event: DiscoverEvent,
         correlationID: ObjectID = .random(),
         _ map: @escaping @Sendable (ResolveEvent) -> Event?
@@ -92,7 +93,7 @@ extension CommunicationManager {
 
     /// ``query(_:correlationID:)`` with `map` applied to each accepted Retrieve where it is decoded;
     /// a Retrieve it maps to `nil` is not put in the stream.
-    func query<Event: Sendable>(
+    package func query<Event: Sendable>(
         _ event: QueryEvent,
         correlationID: ObjectID = .random(),
         _ map: @escaping @Sendable (RetrieveEvent) -> Event?
@@ -117,7 +118,7 @@ extension CommunicationManager {
     }
 
     /// Updates of a core type, as ``observeUpdate(coreType:)`` and the IO router receive them.
-    func updateRoute(coreType: CoreType) -> EventRoute<UpdateEvent> {
+    package func updateRoute(coreType: CoreType) -> EventRoute<UpdateEvent> {
         EventRoute(filter: self.filter(.update, filter: coreType.rawValue)) { delivery in
             guard case .update(let event)? = delivery.event else { return nil }
             return event

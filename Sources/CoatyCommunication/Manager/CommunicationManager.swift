@@ -1,8 +1,9 @@
-import CoatyCore
+package import CoatyCore
 public import CoatyModel
+public import CoatyTransport
 import Synchronization
 
-/// Publishes and observes Coaty events through a ``Transport``.
+/// Publishes and observes Coaty events through a `Transport`.
 ///
 /// ## Lifecycle
 ///
@@ -113,7 +114,7 @@ public final class CommunicationManager: Sendable {
         return stream
     }
 
-    func report(_ diagnostic: CommunicationDiagnostic) {
+    package func report(_ diagnostic: CommunicationDiagnostic) {
         self.report(diagnostic, to: self.state.withLock { Array($0.diagnosticObservers.values) })
     }
 
@@ -160,7 +161,7 @@ extension CommunicationManager.Configuration {
 }
 
 /// One inbound message as handed to observers.
-struct Delivery: Sendable {
+package struct Delivery: Sendable {
     let topic: String
     /// The parsed topic of a Coaty message that is not decoded into an event (an IO value); a
     /// decoded event carries its topic's parts in its origin.
@@ -171,9 +172,9 @@ struct Delivery: Sendable {
 
 /// Which inbound events an observation or a handler receives: the topic filter to subscribe and the
 /// selection of the decoded events on it.
-struct EventRoute<Event: Sendable>: Sendable {
-    let filter: TopicFilter
-    let select: @Sendable (Delivery) -> Event?
+package struct EventRoute<Event: Sendable>: Sendable {
+    package let filter: TopicFilter
+    package let select: @Sendable (Delivery) -> Event?
 }
 
 /// The receiver of one observation in the routing table.

@@ -25,9 +25,9 @@ public import Synchronization
 /// Docs/Benchmarks.md). A finished flag outside the lock lets the consumer's `deinit`, which always
 /// runs unspecialised, return at once when `first` has finished the stream.
 @usableFromInline
-final class EventChannel<Event: Sendable>: Sendable {
+package final class EventChannel<Event: Sendable>: Sendable {
     /// What ``yield(_:)`` did with an event.
-    enum YieldResult: Sendable {
+    package enum YieldResult: Sendable {
         /// Handed to the waiting consumer or buffered.
         case enqueued
         /// Buffered, and the oldest buffered event was dropped to make room.

@@ -30,16 +30,16 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     }
 
     /// The producer's side of a stream.
-    struct Continuation: Sendable {
+    package struct Continuation: Sendable {
         let channel: EventChannel<Event>
 
         @discardableResult
-        func yield(_ event: Event) -> EventChannel<Event>.YieldResult { self.channel.yield(event) }
+        package func yield(_ event: Event) -> EventChannel<Event>.YieldResult { self.channel.yield(event) }
 
-        func finish() { self.channel.finish() }
+        package func finish() { self.channel.finish() }
 
         /// Sets the handler run once when the stream terminates (see ``EventChannel``).
-        func onTermination(_ handler: @escaping @Sendable () -> Void) { self.channel.setOnTermination(handler) }
+        package func onTermination(_ handler: @escaping @Sendable () -> Void) { self.channel.setOnTermination(handler) }
     }
 
     @usableFromInline let consumer: Consumer
@@ -47,7 +47,7 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     var channel: EventChannel<Event> { self.consumer.channel }
 
     /// A stream that buffers at most `capacity` events (newest kept), and its producer's side.
-    static func makeStream(bufferingNewest capacity: Int) -> (stream: EventStream, continuation: Continuation) {
+    package static func makeStream(bufferingNewest capacity: Int) -> (stream: EventStream, continuation: Continuation) {
         let channel = EventChannel<Event>(bufferingNewest: Swift.max(1, capacity))
         return (EventStream(consumer: Consumer(channel: channel)), Continuation(channel: channel))
     }

@@ -7,7 +7,7 @@ struct ObserverID: Hashable, Sendable, Comparable {
 }
 
 /// How an observer's filter is matched against inbound topics.
-enum RouteKind: Sendable, Hashable {
+package enum RouteKind: Sendable, Hashable {
     /// Coaty events: the filter is a Coaty subscription filter.
     case coaty
     /// Raw events: any topic matching the filter, except Coaty-shaped topics other than `IOV` (§1.7).

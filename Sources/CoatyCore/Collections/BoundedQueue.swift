@@ -7,8 +7,7 @@
 /// It is public, and its element operations are `@inlinable`, because the event streams of
 /// `CoatyCommunication` use it in code that is inlined into the app's module
 /// (`EventStream.first(timeout:)`): unspecialised generic code would look up the queue's metadata at
-/// run time on every call (with the stream's own types, about 0.7 µs per request;
-/// Docs/Benchmarks.md). Apps may use it too; the bulk operations the framework needs stay `package`.
+/// run time on every call. Apps may use it too; the bulk operations the framework needs stay `package`.
 public struct BoundedQueue<Element> {
     @usableFromInline var storage: [Element] = []
     @usableFromInline var head = 0

@@ -1,7 +1,7 @@
-package import CoatyCommunication
 package import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+package import CoatyTransport
 import Synchronization
 
 /// One open MQTT 3.1.1 connection: a reader, a writer and a keep-alive timer over a TCP or WebSocket

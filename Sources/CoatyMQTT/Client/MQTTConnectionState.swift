@@ -1,5 +1,5 @@
-import CoatyCommunication
 import CoatyMQTTPackets
+import CoatyTransport
 
 /// The mutable state of one MQTT connection: outbound buffer, packet identifiers, in-flight
 /// exchanges and keep-alive bookkeeping. Kept behind the connection's `Mutex`; no I/O here.

@@ -1,4 +1,4 @@
-public import CoatyCommunication
+public import CoatyTransport
 
 /// The cause (`TransportError.underlying`) of the `.connectionLost` that a QoS 1
 /// or 2 publication throws when its connection fails after it was sent, but it stays in the client's

@@ -1,7 +1,7 @@
-public import CoatyCommunication
 import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+public import CoatyTransport
 import CoatyWebSocket
 
 /// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`) or

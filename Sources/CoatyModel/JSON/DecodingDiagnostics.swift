@@ -9,20 +9,20 @@ import Synchronization
 /// Prefer ``countingErrors(in:)`` over comparing ``createdErrorCount`` before and after: the process-wide
 /// count also sees errors that other tasks create at the same time, so a before/after difference is only
 /// meaningful when nothing else decodes concurrently.
-public enum DecodingDiagnostics {
+package enum DecodingDiagnostics {
     private static let createdErrors = Atomic<Int>(0)
 
     /// The tally of the innermost ``countingErrors(in:)`` scope of the current task, if any.
     @TaskLocal private static var scopeTally: Tally?
 
     /// The number of decoding errors created by the model layer since the process started, in any task.
-    public static var createdErrorCount: Int { Self.createdErrors.load(ordering: .relaxed) }
+    package static var createdErrorCount: Int { Self.createdErrors.load(ordering: .relaxed) }
 
     /// Runs `body` and counts the decoding errors created while it runs, in the current task only
     /// (including errors that were thrown and caught inside `body`).
     ///
     /// - Returns: `body`'s result and the number of decoding errors it created.
-    public static func countingErrors<Result>(
+    package static func countingErrors<Result>(
         in body: () throws -> Result
     ) rethrows -> (result: Result, createdErrors: Int) {
         let tally = Tally()

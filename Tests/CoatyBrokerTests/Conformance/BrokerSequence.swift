@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// One group of mosquitto's broker conformance data (see `shared/mqtt/broker-sequences/FORMAT.md`).
+/// One group of mosquitto's broker conformance data (see `Tests/Fixtures/mosquitto-broker-sequences/README.md`).
 struct BrokerSequenceGroup: Decodable {
     var group: String
     var tests: [BrokerSequence]

@@ -14,7 +14,7 @@ struct ConformanceTests {
     static func key(_ file: String, _ group: String, _ name: String) -> String { "\(file)|\(group)|\(name)" }
 
     @Test func mqtt311SequencesPass() async throws {
-        let directory = try #require(sharedPath("mqtt/broker-sequences"))
+        let directory = try #require(fixturePath("mosquitto-broker-sequences"))
         let sequences = try BrokerSequenceLoader.load311(from: directory)
         #expect(sequences.count == 267)
         let failures: [(SelectedSequence, String)] = try await MQTTBroker.withRunning { broker in

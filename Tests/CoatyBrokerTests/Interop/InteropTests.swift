@@ -1,6 +1,6 @@
 import CoatyBroker
-import CoatyTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// The embedded broker with real third-party clients: mosquitto_pub/mosquitto_sub and paho-mqtt.

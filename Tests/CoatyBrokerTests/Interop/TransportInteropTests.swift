@@ -2,6 +2,7 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
+import CoatyTransport
 import Testing
 
 /// The embedded broker with the framework's own client, `MQTTTransport`.

@@ -4,8 +4,9 @@ import CoatyCore
 import CoatyMQTT
 import CoatyMQTTPackets
 import CoatySockets
-import CoatyTesting
+import CoatyTransport
 import CoatyWebSocket
+import TestSupport
 import Testing
 
 /// The broker's WebSocket listener: paho-mqtt over `transport="websockets"` with our client on TCP,

@@ -10,8 +10,8 @@ func packageRoot(file: String = #filePath) -> String? {
     return nil
 }
 
-/// `../shared/<relative>` beside the package root, where CI places the shared reference data.
-func sharedPath(_ relative: String) -> String? {
+/// `Tests/Fixtures/<relative>` in the package, where the test data lives.
+func fixturePath(_ relative: String) -> String? {
     guard let root = packageRoot() else { return nil }
-    return URL(filePath: root).deletingLastPathComponent().appending(path: "shared").appending(path: relative).path
+    return URL(filePath: root).appending(path: "Tests/Fixtures").appending(path: relative).path
 }

@@ -1,6 +1,7 @@
 import CoatyCore
 import CoatyModel
 import CoatyTesting
+import CoatyTransport
 import Testing
 
 @testable import CoatyCommunication

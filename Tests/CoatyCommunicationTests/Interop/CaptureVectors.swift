@@ -1,7 +1,7 @@
 import CoatyModel
 import Foundation
 
-/// The messages three coaty-js 2.4.1 agents exchanged through mosquitto (`../shared/vectors`).
+/// The messages three coaty-js 2.4.1 agents exchanged through mosquitto (`Tests/Fixtures/coaty-js`).
 struct CapturedMessage: Sendable, CustomStringConvertible {
     let line: Int
     let topic: String
@@ -31,7 +31,7 @@ enum CaptureVectors {
         while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
             directory.deleteLastPathComponent()
         }
-        return directory.deletingLastPathComponent().appendingPathComponent("shared/vectors/coaty-js-capture.jsonl")
+        return directory.appendingPathComponent("Tests/Fixtures/coaty-js/coaty-js-capture.jsonl")
     }()
 
     static let records: [(line: Int, json: AnyCodable)] = {

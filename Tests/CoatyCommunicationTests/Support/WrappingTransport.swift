@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyTransport
 
 /// The in-process transport with each connection wrapped, for tests that change how a connection
 /// behaves (leave out optional methods, fail on demand).

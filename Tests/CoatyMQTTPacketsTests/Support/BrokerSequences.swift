@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The mosquitto broker conformance data in `../shared/mqtt/broker-sequences` (see its FORMAT.md),
+/// The mosquitto broker conformance data in `Tests/Fixtures/mosquitto-broker-sequences` (see its README.md),
 /// restricted to the MQTT 3.1.1 groups.
 struct BrokerSequences {
     struct Group: Decodable {
@@ -48,7 +48,7 @@ struct BrokerSequences {
     /// All MQTT 3.1.1 cases (groups `v3.1.1 …`, `REGRESSIONS`, `BROKER CHECK`), in file order.
     static func load() throws -> [Case] {
         guard let root = packageRoot() else { return [] }
-        let directory = root.deletingLastPathComponent().appendingPathComponent("shared/mqtt/broker-sequences")
+        let directory = root.appendingPathComponent("Tests/Fixtures/mosquitto-broker-sequences")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { $0.hasSuffix(".json") }
             .sorted()

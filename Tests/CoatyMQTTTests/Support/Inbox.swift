@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyTransport
 
 /// Collects the messages a connection receives, for tests to await in order.
 struct Inbox: Sendable {

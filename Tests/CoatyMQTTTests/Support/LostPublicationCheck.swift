@@ -1,6 +1,7 @@
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
+import CoatyTransport
 import Testing
 
 /// Checks, against the broker on `brokerPort`, that a QoS 1 or 2 publication whose PUBLISH died with the

@@ -1,5 +1,5 @@
-import CoatyTesting
 import Foundation
+import TestSupport
 
 /// Runs an external tool (mosquitto_pub/sub, python3) through CoatyTesting's serialised launcher and
 /// returns its exit status and standard output.

@@ -155,7 +155,7 @@ struct FilterWireTests {
     /// Every filter in the coaty-js capture decodes, and re-encodes to the same JSON.
     @Test func capturedEventFiltersRoundTrip() throws {
         let capture = try String(
-            contentsOfFile: packageRoot() + "/../shared/vectors/coaty-js-capture.jsonl",
+            contentsOfFile: packageRoot() + "/Tests/Fixtures/coaty-js/coaty-js-capture.jsonl",
             encoding: .utf8
         )
         var seen = 0

@@ -15,7 +15,7 @@ enum Fixtures {
 
     /// The objects inside the payloads of the captured coaty-js messages, with the event they came from.
     static func capturedObjects() throws -> [CapturedObject] {
-        let url = packageRoot.appendingPathComponent("../shared/vectors/coaty-js-capture.jsonl")
+        let url = packageRoot.appendingPathComponent("Tests/Fixtures/coaty-js/coaty-js-capture.jsonl")
         let text = try String(contentsOf: url, encoding: .utf8)
         var result: [CapturedObject] = []
         for (lineNumber, line) in text.split(separator: "\n").enumerated() {

@@ -1,0 +1,115 @@
+import CoatyCore
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct WaiterRegistryTests {
+    private struct Failure: Error, Equatable {}
+
+    @Test func aResumeWakesItsWaiterWithTheValue() async throws {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        async let value = registry.wait(token)
+        await Self.waitUntil { registry.count == 1 }
+        #expect(registry.resume(token, returning: 7))
+        #expect(try await value == 7)
+        #expect(registry.count == 0)
+    }
+
+    @Test func aResumeBeforeTheWaitIsKeptAndReturnedAtOnce() async throws {
+        let registry = WaiterRegistry<String>()
+        let token = registry.makeToken()
+        #expect(registry.resume(token, returning: "early"))
+        #expect(try await registry.wait(token) == "early")
+    }
+
+    @Test func aTokenIsResumedOnlyOnce() async throws {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        #expect(registry.resume(token, returning: 1))
+        #expect(!registry.resume(token, returning: 2))
+        #expect(try await registry.wait(token) == 1)
+        #expect(!registry.resume(token, returning: 3))
+    }
+
+    @Test func aFailureIsThrownToTheWaiter() async {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        registry.resume(token, throwing: Failure())
+        await #expect(throws: Failure.self) { try await registry.wait(token) }
+    }
+
+    @Test func cancellingAWaiterThrowsRunsOnCancelOnceAndRefusesLaterResumes() async {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        let cancels = Atomic<Int>(0)
+        let waiter = Task {
+            try await registry.wait(token, onCancel: { cancels.add(1, ordering: .relaxed) })
+        }
+        await Self.waitUntil { registry.count == 1 }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(cancels.load(ordering: .relaxed) == 1)
+        #expect(!registry.resume(token, returning: 1))
+        #expect(registry.count == 0)
+    }
+
+    @Test func aWaitBegunInACancelledTaskEndsAtOnceAndRunsOnCancel() async {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        let cancels = Atomic<Int>(0)
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await registry.wait(token, onCancel: { cancels.add(1, ordering: .relaxed) })
+        }
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(cancels.load(ordering: .relaxed) == 1)
+        #expect(!registry.resume(token, returning: 1))
+    }
+
+    @Test func anOutcomeKeptBeforeCancellationWins() async throws {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        registry.resume(token, returning: 5)
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await registry.wait(token)
+        }
+        #expect(try await waiter.value == 5)
+    }
+
+    @Test func resumeAllWakesEveryWaiterButKeepsEarlyOutcomes() async throws {
+        let registry = WaiterRegistry<Int>()
+        let first = registry.makeToken()
+        let second = registry.makeToken()
+        let early = registry.makeToken()
+        registry.resume(early, returning: 9)
+        let one = Task { try await registry.wait(first) }
+        let two = Task { try await registry.wait(second) }
+        await Self.waitUntil { registry.count == 2 }
+        registry.resumeAll(with: .failure(Failure()))
+        await #expect(throws: Failure.self) { try await one.value }
+        await #expect(throws: Failure.self) { try await two.value }
+        #expect(try await registry.wait(early) == 9)
+    }
+
+    @Test func aDiscardedTokenCannotBeResumedOrWaitedOn() async {
+        let registry = WaiterRegistry<Int>()
+        let token = registry.makeToken()
+        registry.discard(token)
+        #expect(!registry.resume(token, returning: 1))
+        await #expect(throws: WaiterRegistryMisuse.self) { try await registry.wait(token) }
+    }
+
+    @Test func tokensAreUnique() {
+        let registry = WaiterRegistry<Void>()
+        let tokens = (0..<100).map { _ in registry.makeToken() }
+        #expect(Set(tokens).count == 100)
+    }
+
+    /// Waits until `condition` holds (a waiter is suspended in the registry), giving way to other
+    /// tasks between checks; the suite's time limit ends it if the state is never reached.
+    private static func waitUntil(_ condition: () -> Bool) async {
+        while !condition() && !Task.isCancelled { await Task.yield() }
+    }
+}

@@ -7,7 +7,7 @@
 //   CoatyTransport     the Transport contract: connections, messages, errors
 //   CoatyCommunication in-process transport, events, topics, CommunicationManager
 //   CoatyControllers   Container, controllers, object lifecycle and cache, historian, IO routing, SensorThings
-//   CoatySockets       the only module touching the OS socket API (epoll reactor, TCP)
+//   CoatySockets       the only module touching the OS socket API (epoll and poll reactors, TCP)
 //   CoatyMQTTPackets   pure MQTT 3.1.1 packet codec, shared by client and broker
 //   CoatyWebSocket     RFC 6455 WebSocket (handshake, frames, connection) for MQTT over ws://
 //   CoatyMQTT          MQTT client and the MQTTTransport

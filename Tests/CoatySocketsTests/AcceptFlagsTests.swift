@@ -8,7 +8,7 @@ struct AcceptFlagsTests {
     /// Accepted sockets are non-blocking and close-on-exec from the start, so a child process spawned
     /// at the same moment cannot inherit them.
     @Test func acceptedSocketsAreNonBlockingAndCloseOnExec() async throws {
-        let listenFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listenFD = socket(AF_INET, PlatformShims.streamSocketType, 0)
         try #require(listenFD >= 0)
         defer { close(listenFD) }
         var address = sockaddr_in()

@@ -4,6 +4,8 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Reads until `count` bytes arrived or EOF.
@@ -195,7 +197,7 @@ struct TCPConnectionTests {
         let error = await #expect(throws: SocketError.self) {
             _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         }
-        #expect(error?.errno == 111)  // ECONNREFUSED
+        #expect(error?.errno == ECONNREFUSED)
     }
 
     @Test func twoHundredConcurrentConnectionsEcho() async throws {

@@ -2,6 +2,12 @@ import CoatySockets
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @Suite(.timeLimit(.minutes(1)))
 struct TCPListenerTests {
     @Test func bindsPortZeroToAFreePort() throws {
@@ -17,7 +23,7 @@ struct TCPListenerTests {
         let first = try TCPListener.bind(port: 0)
         defer { first.close() }
         let error = #expect(throws: SocketError.self) { _ = try TCPListener.bind(port: first.port) }
-        #expect(error?.errno == 98)  // EADDRINUSE
+        #expect(error?.errno == EADDRINUSE)
     }
 
     @Test func rebindingAfterCloseSucceeds() async throws {

@@ -17,11 +17,7 @@ struct SocketAddress: Sendable {
         guard (0...65_535).contains(port) else { throw SocketError(errno: EINVAL, call: "getaddrinfo(port \(port))") }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-            hints.ai_socktype = SOCK_STREAM
-        #endif
+        hints.ai_socktype = PlatformShims.streamSocketType
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)

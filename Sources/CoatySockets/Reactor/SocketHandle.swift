@@ -45,10 +45,10 @@ final class SocketHandle: Sendable {
 
     let fd: Int32
     let id: UInt64
-    private let reactor: Reactor
+    private let reactor: any Reactor
     private let state = Mutex(State())
 
-    init(fd: Int32, id: UInt64, reactor: Reactor) {
+    init(fd: Int32, id: UInt64, reactor: any Reactor) {
         self.fd = fd
         self.id = id
         self.reactor = reactor
@@ -133,7 +133,7 @@ final class SocketHandle: Sendable {
                     return .wait
                 }
                 switch outcome {
-                case .wait: break
+                case .wait: self.reactor.watch(self, for: direction)
                 case .ready: continuation.resume()
                 case .closed: continuation.resume(throwing: SocketError.closed(call))
                 case .cancelled: continuation.resume(throwing: CancellationError())
@@ -157,7 +157,7 @@ final class SocketHandle: Sendable {
         }
     }
 
-    /// Called by the reactor thread when epoll reports readiness.
+    /// Called by the reactor's thread when the kernel reports readiness.
     func signal(readable: Bool, writable: Bool) {
         let (reader, writer): (Waiter?, Waiter?) = self.state.withLock { state in
             var reader: Waiter?
@@ -200,10 +200,6 @@ final class SocketHandle: Sendable {
 
     private func closeDescriptor() {
         self.reactor.deregister(self)
-        #if canImport(Glibc)
-            _ = Glibc.close(self.fd)
-        #else
-            _ = Darwin.close(self.fd)
-        #endif
+        PlatformShims.close(self.fd)
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 
 /// A connected TCP stream with asynchronous reads and writes.
 ///
-/// The socket is non-blocking and driven by the shared epoll reactor: each operation tries its
+/// The socket is non-blocking and driven by the shared reactor: each operation tries its
 /// system call first and suspends only on `EAGAIN`. All waits are cancellable. One task may read and
 /// another write at the same time; two concurrent reads (or writes) are a programming error and the
 /// second throws `EBUSY`.
@@ -69,7 +69,7 @@ package final class TCPConnection: ByteStreamConnection {
     static func adopt(fd: Int32) throws(SocketError) -> TCPConnection {
         try Syscalls.setNoDelay(fd)
         let remote = SocketAddress.peer(of: fd)?.description ?? "?"
-        let handle = try Reactor.shared.register(fd: fd)
+        let handle = try SharedReactor.instance.register(fd: fd)
         return TCPConnection(handle: handle, remoteDescription: remote, acknowledgesAtOnce: false)
     }
 
@@ -91,7 +91,7 @@ package final class TCPConnection: ByteStreamConnection {
             let handle: SocketHandle
             do {
                 try Syscalls.setNoDelay(fd)
-                handle = try Reactor.shared.register(fd: fd)
+                handle = try SharedReactor.instance.register(fd: fd)
             } catch {
                 Syscalls.closeUnregistered(fd)
                 throw error
@@ -113,7 +113,7 @@ package final class TCPConnection: ByteStreamConnection {
     private static func finishConnect(_ handle: SocketHandle, to address: SocketAddress) async throws {
         let call = "connect(\(address.description))"
         let edges = try handle.beginCall(.write, call: call)
-        let rc = address.withSockAddr { Glibc.connect(handle.fd, $0, $1) }
+        let rc = address.withSockAddr { PlatformShims.connect(handle.fd, $0, $1) }
         let code = errno
         handle.endCall()
         if rc == 0 { return }

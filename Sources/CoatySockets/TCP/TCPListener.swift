@@ -6,7 +6,7 @@
 
 /// A listening TCP socket that accepts connections asynchronously.
 ///
-/// The socket is non-blocking and registered with the shared epoll reactor; ``accept()`` suspends
+/// The socket is non-blocking and registered with the shared reactor; ``accept()`` suspends
 /// the calling task while no connection is pending. `SO_REUSEADDR` is set, so a listener can rebind a
 /// port that still has connections in `TIME_WAIT`.
 package final class TCPListener: Sendable {
@@ -44,11 +44,11 @@ package final class TCPListener: Sendable {
                     value: 1,
                     call: "setsockopt(SO_REUSEADDR)"
                 )
-                let bound = address.withSockAddr { Glibc.bind(fd, $0, $1) }
+                let bound = address.withSockAddr { PlatformShims.bind(fd, $0, $1) }
                 guard bound == 0 else { throw SocketError(errno: errno, call: "bind(\(address.description))") }
                 guard listen(fd, backlog) == 0 else { throw SocketError(errno: errno, call: "listen") }
                 let boundPort = SocketAddress.local(of: fd)?.port ?? port
-                let handle = try Reactor.shared.register(fd: fd)
+                let handle = try SharedReactor.instance.register(fd: fd)
                 return TCPListener(handle: handle, port: boundPort)
             } catch let error as SocketError {
                 Syscalls.closeUnregistered(fd)
@@ -64,7 +64,7 @@ package final class TCPListener: Sendable {
     ///
     /// - Returns: The accepted connection, non-blocking, with `TCP_NODELAY` set.
     /// - Throws: `CancellationError` if the task is cancelled while waiting; ``SocketError`` with
-    ///   ``SocketError/isClosed`` after ``close()``, or the `accept4` error (for example `EMFILE`).
+    ///   ``SocketError/isClosed`` after ``close()``, or the `accept` error (for example `EMFILE`).
     package func accept() async throws -> TCPConnection {
         let fd: Int32 = try await self.handle.perform(.read, call: "accept") { listenFD in
             while true {

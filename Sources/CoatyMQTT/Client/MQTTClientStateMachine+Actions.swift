@@ -65,6 +65,15 @@ extension MQTTClientStateMachine {
         /// Whether the outbound buffer is above the high-water mark: the reader waits for it to drain
         /// before reading more.
         var isBacklogged = false
+
+        /// Empties the actions, keeping the arrays' storage.
+        mutating func reset() {
+            self.deliveries.removeAll(keepingCapacity: true)
+            self.wakeWriter = nil
+            self.resumptions.removeAll(keepingCapacity: true)
+            self.closure = nil
+            self.isBacklogged = false
+        }
     }
 
     /// What the keep-alive loop does next.

@@ -22,6 +22,14 @@ extension MQTTClientStateMachine {
     /// the deliveries, so that it takes acknowledgements in batches.
     mutating func received(_ packets: [MQTTPacket], at now: Duration) -> ReceiveActions {
         var actions = ReceiveActions()
+        self.received(packets, at: now, into: &actions)
+        return actions
+    }
+
+    /// ``received(_:at:)`` into actions the caller reuses from read to read, to spare the allocations;
+    /// `actions` is reset first.
+    mutating func received(_ packets: [MQTTPacket], at now: Duration, into actions: inout ReceiveActions) {
+        actions.reset()
         let (maximumInFlight, keepsSession, broker) = (self.maximumInFlight, self.keepsSession, self.broker)
         let violation = self.withLink { link, isClosing -> TransportError? in
             defer {
@@ -47,7 +55,6 @@ extension MQTTClientStateMachine {
             return nil
         }
         if let violation = violation ?? nil { actions.closure = self.fail(violation) }
-        return actions
     }
 }
 

@@ -32,11 +32,11 @@ extension MQTTConnection {
     /// connection when one is overdue (see ``MQTTClientStateMachine/acknowledgementCheck()``).
     func runAcknowledgementWatchdog() async {
         guard let timeout = self.configuration.acknowledgementTimeout, timeout > .zero else { return }
-        var next = self.clock.now
         while true {
-            next += timeout / 2
+            // Relative to when the last look ended, so that looks delayed by a busy machine are not
+            // caught up back to back: two looks are always at least half a timeout apart.
             do {
-                try await self.clock.sleep(until: next)
+                try await self.clock.sleep(for: timeout / 2)
             } catch {
                 return
             }

@@ -13,6 +13,7 @@ extension MQTTConnection {
     func runReader(decoder: MQTTPacketDecoder) async {
         var decoder = decoder
         var packets: [MQTTPacket] = []
+        var actions = MQTTClientStateMachine.ReceiveActions()
         do {
             while true {
                 var malformed: MQTTDecodingError?
@@ -22,12 +23,14 @@ extension MQTTConnection {
                     malformed = error
                 }
                 let now = packets.isEmpty ? .zero : self.clock.now
-                let actions = self.machine.withLock { $0.received(packets, at: now) }
+                self.machine.withLock { $0.received(packets, at: now, into: &actions) }
                 packets.removeAll(keepingCapacity: true)
                 for message in actions.deliveries { self.onMessage(message) }
                 self.wake(actions.wakeWriter)
                 self.resume(actions.resumptions)
-                if let closure = actions.closure {
+                let (closure, isBacklogged) = (actions.closure, actions.isBacklogged)
+                actions.reset()  // lets go of the messages, keeps the arrays' storage for the next read
+                if let closure {
                     self.configuration.logger.error("\(closure.failure.message)")
                     self.perform(closure)
                     return
@@ -43,7 +46,7 @@ extension MQTTConnection {
                     )
                     return
                 }
-                if actions.isBacklogged { try await self.wait { $0.waitForDrain($1, whileClosing: true) } }
+                if isBacklogged { try await self.wait { $0.waitForDrain($1, whileClosing: true) } }
                 let bytes = try await self.socket.read()
                 guard !bytes.isEmpty else {
                     throw TransportError(.connectionLost, "\(self.broker) closed the connection")

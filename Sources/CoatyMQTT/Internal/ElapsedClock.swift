@@ -7,7 +7,13 @@ struct ElapsedClock: Sendable {
 
     /// Wraps `clock`, taking its current instant as the reference.
     init(_ clock: any Clock<Duration>) {
-        (self.readNow, self.sleeper) = Self.erase(clock)
+        // The default clock is read on every read and write: give it closures specialised for it, not
+        // the generic ones that go through the protocol's witnesses.
+        if let continuous = clock as? ContinuousClock {
+            (self.readNow, self.sleeper) = Self.erase(continuous)
+        } else {
+            (self.readNow, self.sleeper) = Self.erase(clock)
+        }
     }
 
     private static func erase<C: Clock<Duration>>(

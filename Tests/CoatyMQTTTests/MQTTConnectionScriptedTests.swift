@@ -1,4 +1,5 @@
 import CoatyCommunication
+import CoatyCore
 import CoatyMQTTPackets
 import CoatyTransport
 import Synchronization
@@ -23,6 +24,7 @@ struct MQTTConnectionScriptedTests {
             configuration: .init(),
             onMessage: { receiver.yield($0) }
         )
+        connection.acceptWithoutHandshake()
         let message = TransportMessage(topic: "t", payload: Array(repeating: 7, count: 64 << 10))
         var queued = 0
         try await withThrowingDiscardingTaskGroup { group in
@@ -64,6 +66,7 @@ struct MQTTConnectionScriptedTests {
             configuration: .init(),
             onMessage: { _ in }
         )
+        connection.acceptWithoutHandshake()
         let message = TransportMessage(topic: "t", payload: Array(repeating: 7, count: 64 << 10))
         let outcome: String = try await withThrowingTaskGroup { group in
             group.addTask {
@@ -78,7 +81,7 @@ struct MQTTConnectionScriptedTests {
                 try await connection.publish(message)
             }
             // Cancelled once it waits, so that the cancellation handler is what ends the wait.
-            while connection.state.withLock({ $0.drainWaiters.isEmpty }) {
+            while connection.waiters.count == 0 {
                 try Task.checkCancellation()
                 await Task.yield()
             }
@@ -119,6 +122,7 @@ struct MQTTConnectionScriptedTests {
             onMessage: { _ in _ = receiver.withLock { $0 }?.queueDisconnect() }
         )
         receiver.withLock { $0 = connection }
+        connection.acceptWithoutHandshake()
         let disconnect = try MQTTPacket.disconnect.encoded()
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }

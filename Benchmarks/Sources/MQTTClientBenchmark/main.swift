@@ -16,6 +16,10 @@ import BenchmarkSupport
 // ours / C in messages per second (> 1.0 means our client is faster).
 //
 //   swift run -c release --package-path Benchmarks MQTTClientBenchmark
+//
+// With `--ours-only`, only our client runs (no C tools), so two builds of the client can be compared
+// run against run; `--runs N` sets the runs per side; `--qos Q` and `--size S` (100 or 1024) run one
+// configuration only.
 import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
@@ -199,37 +203,53 @@ while true {
     }
 }
 
-print("MQTT client throughput, publisher → mosquitto 2 → subscriber on loopback (best of 3 runs per side)")
+let arguments = CommandLine.arguments.dropFirst()
+let isOursOnly = arguments.contains("--ours-only")
+/// The integer after `option`, if given.
+func integerArgument(_ option: String) -> Int? {
+    arguments.firstIndex(of: option).flatMap { Int(arguments[arguments.index(after: $0)]) }
+}
+let runs = integerArgument("--runs") ?? 3
+let onlyQoS = integerArgument("--qos")
+let onlySize = integerArgument("--size")
+
+print(
+    "MQTT client throughput, publisher → mosquitto 2 → subscriber on loopback (best of \(runs) runs per side)"
+)
 print("config           messages   C tools msg/s   ours msg/s   ratio (ours / C)")
 var run = 0
 for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOnce, 1)] {
-    for size in [100, 1024] {
+    for size in [100, 1024] where (onlyQoS ?? qosNumber) == qosNumber && (onlySize ?? size) == size {
         let count = qos == .atMostOnce ? (size == 100 ? 200_000 : 100_000) : (size == 100 ? 50_000 : 30_000)
         let topic = "bench/q\(qosNumber)/s\(size)"
         let inputFile = directory.appendingPathComponent("input-\(qosNumber)-\(size).txt").path
-        var lines: [UInt8] = []
-        lines.reserveCapacity(count * (size + 1))
-        for index in 0..<count {
-            lines += payload(size: size, index: index)
-            lines.append(UInt8(ascii: "\n"))
+        if !isOursOnly {
+            var lines: [UInt8] = []
+            lines.reserveCapacity(count * (size + 1))
+            for index in 0..<count {
+                lines += payload(size: size, index: index)
+                lines.append(UInt8(ascii: "\n"))
+            }
+            _ = FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
         }
-        _ = FileManager.default.createFile(atPath: inputFile, contents: Data(lines))
         var bestC = Double.infinity
         var bestOurs = Double.infinity
-        for _ in 0..<3 {
+        for _ in 0..<runs {
             run += 1
-            bestC = min(
-                bestC,
-                try runCTools(
-                    port: port,
-                    topic: topic + "/c",
-                    qos: qosNumber,
-                    count: count,
-                    inputFile: inputFile,
-                    pub: pubPath,
-                    sub: subPath
+            if !isOursOnly {
+                bestC = min(
+                    bestC,
+                    try runCTools(
+                        port: port,
+                        topic: topic + "/c",
+                        qos: qosNumber,
+                        count: count,
+                        inputFile: inputFile,
+                        pub: pubPath,
+                        sub: subPath
+                    )
                 )
-            )
+            }
             bestOurs = min(
                 bestOurs,
                 try await runOurs(url: url, topic: topic + "/ours", qos: qos, count: count, size: size, run: run)

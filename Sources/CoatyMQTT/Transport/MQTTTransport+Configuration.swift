@@ -1,4 +1,5 @@
 public import CoatyCore
+import CoatyTransport
 
 extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
@@ -46,6 +47,9 @@ extension MQTTTransport {
         public var subscriptionQoS: QualityOfService
         /// Where connection events are logged.
         public var logger: Logger
+        /// The clock that times the keep-alive, the connect and flush timeouts and the acknowledgement
+        /// timeout. Defaults to `ContinuousClock`; tests pass a clock they advance by hand.
+        public var clock: any Clock<Duration>
 
         /// Creates a configuration.
         ///
@@ -61,6 +65,7 @@ extension MQTTTransport {
         ///   - maximumInFlight: Defaults to 64.
         ///   - subscriptionQoS: Defaults to QoS 0.
         ///   - logger: Defaults to a disabled logger.
+        ///   - clock: Defaults to `ContinuousClock()`.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
             keepAlive: Duration = .seconds(60),
@@ -72,7 +77,8 @@ extension MQTTTransport {
             acknowledgementTimeout: Duration? = .seconds(30),
             maximumInFlight: Int = 64,
             subscriptionQoS: QualityOfService = .atMostOnce,
-            logger: Logger = .disabled
+            logger: Logger = .disabled,
+            clock: any Clock<Duration> = ContinuousClock()
         ) {
             self.brokerURL = brokerURL
             self.keepAlive = keepAlive
@@ -85,6 +91,7 @@ extension MQTTTransport {
             self.maximumInFlight = maximumInFlight
             self.subscriptionQoS = subscriptionQoS
             self.logger = logger
+            self.clock = clock
         }
 
         /// The keep-alive in whole seconds as sent in CONNECT (rounded up, at most 65,535).

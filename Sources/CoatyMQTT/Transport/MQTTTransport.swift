@@ -91,6 +91,7 @@ public struct MQTTTransport: Transport {
         // TCP connect and MQTT handshake, bounded by the connect timeout.
         let (connection, decoder, sessionPresent) = try await withTimeout(
             configuration.connectTimeout,
+            clock: ElapsedClock(configuration.clock),
             timeoutError: {
                 TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
             }

@@ -1,5 +1,6 @@
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyTransport
 
 /// A scripted broker on a loopback port: the test reads and writes packets (or raw bytes) itself.
 struct FakeBroker {

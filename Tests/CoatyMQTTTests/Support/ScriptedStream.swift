@@ -1,4 +1,5 @@
 import CoatySockets
+import CoatyTransport
 import Synchronization
 
 /// An in-memory byte stream for driving an `MQTTConnection` without a socket: the test feeds what the

@@ -1,4 +1,5 @@
 import CoatySockets
+import CoatyTransport
 import Synchronization
 
 /// A loopback TCP proxy in front of a broker, for tests that need a link to fail in a precise way:

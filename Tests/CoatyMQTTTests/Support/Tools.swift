@@ -1,3 +1,4 @@
+import CoatyTransport
 import Foundation
 import TestSupport
 

@@ -1,0 +1,117 @@
+import CoatyCommunication
+import CoatyCore
+import CoatyMQTTPackets
+import CoatySockets
+import CoatyTransport
+import Testing
+
+@testable import CoatyMQTT
+
+/// `MQTTConnection`'s timers on a ``ManualClock``: keep-alive, the acknowledgement watchdog and the
+/// connect timeout fire when the test moves the time, with no real waiting.
+@Suite(.timeLimit(.minutes(1)))
+struct MQTTConnectionClockTests {
+    private func connection(
+        over stream: ScriptedStream,
+        clock: ManualClock,
+        keepAlive: Duration = .zero,
+        acknowledgementTimeout: Duration? = nil
+    ) -> MQTTConnection {
+        let connection = MQTTConnection(
+            socket: stream,
+            broker: MQTTBrokerAddress(host: "scripted"),
+            configuration: .init(keepAlive: keepAlive, acknowledgementTimeout: acknowledgementTimeout, clock: clock),
+            onMessage: { _ in }
+        )
+        connection.acceptWithoutHandshake()
+        return connection
+    }
+
+    @Test func aMissingPingRespClosesTheConnectionAtTheDeadline() async throws {
+        let stream = ScriptedStream()
+        stream.openGate()
+        let clock = ManualClock()
+        let connection = self.connection(over: stream, clock: clock, keepAlive: .seconds(10))
+        let pingreq = try MQTTPacket.pingreq.encoded()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
+            group.addTask { await connection.runWriter() }
+            group.addTask { await connection.runKeepAlive() }
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(5))
+            await stream.waitUntilWritten { $0 == pingreq }
+            await clock.waitForSleepers(count: 1)
+            #expect(connection.failure == nil)
+            clock.advance(by: .seconds(5))
+            await connection.waitUntilClosed()
+        }
+        #expect(connection.failure?.code == .connectionLost)
+        #expect(connection.failure?.message.contains("PINGRESP") == true)
+        #expect(clock.now.offset == .seconds(10))
+    }
+
+    @Test func anUnacknowledgedSubscribeClosesTheConnectionAfterTwoLooks() async throws {
+        let stream = ScriptedStream()
+        stream.openGate()
+        let clock = ManualClock()
+        let connection = self.connection(over: stream, clock: clock, acknowledgementTimeout: .seconds(2))
+        let outcome = try await withThrowingTaskGroup(of: TransportError.Code?.self) { group in
+            group.addTask {
+                await connection.runWriter()
+                return nil
+            }
+            group.addTask {
+                await connection.runAcknowledgementWatchdog()
+                return nil
+            }
+            group.addTask {
+                do {
+                    try await connection.subscribe(to: [try TopicFilter("never/answered")])
+                    return nil
+                } catch {
+                    return (error as? TransportError)?.code
+                }
+            }
+            await stream.waitUntilWritten { !$0.isEmpty }
+            for _ in 0..<2 {
+                await clock.waitForSleepers(count: 1)
+                clock.advance(by: .seconds(1))
+            }
+            #expect(connection.failure == nil)
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(1))
+            var outcome: TransportError.Code?
+            for try await result in group {
+                if let result { outcome = result }
+            }
+            return outcome
+        }
+        #expect(outcome == .connectionLost)
+        #expect(connection.failure?.message.contains("no SUBACK") == true)
+    }
+
+    @Test func noConnAckWithinTheConnectTimeoutOnTheTestClock() async throws {
+        let fake = try FakeBroker()
+        defer { fake.listener.close() }
+        let clock = ManualClock()
+        let transport = MQTTTransport(
+            configuration: .init(brokerURL: fake.url, connectTimeout: .seconds(30), clock: clock)
+        )
+        try await withThrowingTaskGroup { group in
+            group.addTask {
+                let session = try await fake.accept()
+                defer { session.close() }
+                _ = try await session.read()  // the CONNECT, never answered
+                await clock.waitForSleepers(count: 1)
+                clock.advance(by: .seconds(30))
+                _ = try await session.read()
+            }
+            await #expect {
+                try await transport.withConnection(.init(clientID: "slow"), onMessage: { _ in }) { _ in }
+            } throws: {
+                ($0 as? TransportError)?.code == .timedOut
+            }
+            try await group.waitForAll()
+        }
+    }
+}

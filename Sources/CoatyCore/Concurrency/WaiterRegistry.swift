@@ -1,10 +1,11 @@
-import Synchronization
+package import Synchronization
 
 /// Names one wait in a ``WaiterRegistry``: a plain value that a pure state machine can hold and
 /// name in the actions it returns, while the registry holds the continuation.
 package struct WaiterToken: Hashable, Sendable, CustomStringConvertible {
     package let rawValue: UInt64
 
+    @inlinable
     package init(rawValue: UInt64) { self.rawValue = rawValue }
 
     package var description: String { "waiter \(self.rawValue)" }
@@ -20,23 +21,31 @@ package struct WaiterToken: Hashable, Sendable, CustomStringConvertible {
 /// `false`. Each token is waited on once or given back with ``discard(_:)``: the registry keeps
 /// an entry for every token until then.
 package final class WaiterRegistry<Value: Sendable>: Sendable {
-    private enum Slot {
+    @usableFromInline
+    enum Slot {
         case issued
         case waiting(CheckedContinuation<Value, any Error>)
         case resolved(Result<Value, any Error>)
     }
 
-    private struct State {
-        var nextToken: UInt64 = 0
+    @usableFromInline
+    struct State {
+        @usableFromInline var nextToken: UInt64 = 0
         /// An entry per token whose wait has not ended.
-        var slots: [WaiterToken: Slot] = [:]
+        @usableFromInline var slots: [WaiterToken: Slot] = [:]
+
+        @usableFromInline init() {}
     }
 
-    private let state = Mutex(State())
+    // The methods are inlinable so that callers in other modules get them specialised for their
+    // `Value`: generic code called across a module boundary resolves type metadata at run time,
+    // which shows on the MQTT client's per-message path.
+    @usableFromInline let state: Mutex<State> = Mutex(State())
 
     package init() {}
 
     /// A new token, unique in this registry.
+    @inlinable
     package func makeToken() -> WaiterToken {
         self.state.withLock { state in
             state.nextToken += 1
@@ -47,6 +56,7 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
     }
 
     /// The number of tasks suspended in ``wait(_:onCancel:)`` now.
+    @inlinable
     package var count: Int {
         self.state.withLock { state in
             state.slots.values.reduce(0) { count, slot in
@@ -65,6 +75,7 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
     ///   cancelled first (then a later resume of the token returns `false`); a
     ///   ``WaiterRegistryMisuse`` for a token that is not waitable (unknown, discarded, or
     ///   waited on already).
+    @inlinable
     package func wait(_ token: WaiterToken, onCancel: @Sendable () -> Void = {}) async throws -> Value {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
@@ -108,6 +119,7 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
     ///
     /// - Returns: `false` if the token's wait already ended (resumed before, or cancelled).
     @discardableResult
+    @inlinable
     package func resume(_ token: WaiterToken, with result: Result<Value, any Error>) -> Bool {
         let continuation = self.state.withLock { state -> CheckedContinuation<Value, any Error>?? in
             switch state.slots[token] {
@@ -128,18 +140,21 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
 
     /// Resumes the wait on `token` with `value`; see ``resume(_:with:)``.
     @discardableResult
+    @inlinable
     package func resume(_ token: WaiterToken, returning value: Value) -> Bool {
         self.resume(token, with: .success(value))
     }
 
     /// Resumes the wait on `token` with `error`; see ``resume(_:with:)``.
     @discardableResult
+    @inlinable
     package func resume(_ token: WaiterToken, throwing error: any Error) -> Bool {
         self.resume(token, with: .failure(error))
     }
 
     /// Gives back a token that will not be waited on, dropping any outcome kept for it; a later
     /// resume of it returns `false`.
+    @inlinable
     package func discard(_ token: WaiterToken) {
         let continuation = self.state.withLock { state -> CheckedContinuation<Value, any Error>? in
             defer { state.slots[token] = nil }
@@ -152,6 +167,7 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
 
     /// Resumes every task waiting now with `result`. Results kept for waits that have not begun
     /// stay as they are.
+    @inlinable
     package func resumeAll(with result: Result<Value, any Error>) {
         let continuations = self.state.withLock { state -> [CheckedContinuation<Value, any Error>] in
             var waiting: [CheckedContinuation<Value, any Error>] = []
@@ -169,6 +185,9 @@ package final class WaiterRegistry<Value: Sendable>: Sendable {
 /// A wait on a token its registry cannot wait on: never issued, discarded, or waited on already.
 package struct WaiterRegistryMisuse: Error, CustomStringConvertible {
     package let token: WaiterToken
+
+    @inlinable
+    package init(token: WaiterToken) { self.token = token }
 
     package var description: String { "\(self.token) cannot be waited on: unknown, discarded or waited on before" }
 }

@@ -33,6 +33,9 @@ import CoatyCore
 /// contains `+` or `#` gets nothing from patterns, as mosquitto guards against wildcard injection.
 /// An empty list therefore denies everything.
 ///
+/// The user name is the one the client sent; it is only authenticated when the broker has a
+/// password file or credentials.
+///
 /// Reading a topic is checked for every message delivered (retained ones too); publishing, for
 /// every PUBLISH and for the will. ``canSubscribe(filter:clientID:username:)`` refuses a filter
 /// through which the client could never read a message.

@@ -24,6 +24,7 @@ public struct PasswordFile: Sendable {
         /// Why the line was skipped; never contains the line's text.
         public var reason: String
 
+        /// `line <number>: <reason>`.
         public var description: String { "line \(self.number): \(self.reason)" }
     }
 

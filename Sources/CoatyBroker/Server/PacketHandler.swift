@@ -259,12 +259,15 @@ struct PacketHandler {
             )
         }
         let acl = self.configuration.accessControlList
+        // Resolved outside the lock, unless the client id is only assigned under it.
+        let resolvedAccess =
+            connect.clientID.isEmpty ? nil : acl?.access(clientID: connect.clientID, username: connect.username)
         let (sessionID, clientID, access, discardedWill): (SessionID, String, ClientAccess?, Bool) = self.broker.core
             .withLock { core in
                 // Assigned under the lock, so that the id is still free when the session is made.
                 let clientID =
                     connect.clientID.isEmpty ? self.broker.assignClientID(unusedIn: core.sessions) : connect.clientID
-                let access = acl?.access(clientID: clientID, username: connect.username)
+                let access = resolvedAccess ?? acl?.access(clientID: clientID, username: connect.username)
                 // mosquitto checks write access when it publishes the will; the rules cannot change meanwhile.
                 var discardedWill = false
                 if let access, let topic = will?.topic, !access.allows(.write, topic: TopicLevels(bytes: topic)) {

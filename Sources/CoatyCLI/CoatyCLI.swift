@@ -7,10 +7,11 @@
 /// The `coaty` command-line tool. `main` only parses, dispatches and maps errors to exit codes.
 @main
 enum CoatyCLI {
-    /// The environment variables the options read (``ConnectionOptions/environmentVariables``).
+    /// The environment variables the options read (``ConnectionOptions/environmentVariables`` and
+    /// ``BrokerOptions/environmentVariables``).
     static var environment: [String: String] {
         var environment: [String: String] = [:]
-        for name in ConnectionOptions.environmentVariables.values {
+        for name in Array(ConnectionOptions.environmentVariables.values) + BrokerOptions.environmentVariables.values {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
         return environment

@@ -93,7 +93,11 @@ struct CommandParsingTests {
         (["broker", "--port", "70000"], "'--port' must be a number from 0 to 65535, not '70000'", "broker"),
         (["broker", "--port", "x"], "'--port' must be a number from 0 to 65535, not 'x'", "broker"),
         (["broker", "--ws-port", "65536"], "'--ws-port' must be a number from 0 to 65535, not '65536'", "broker"),
-        (["broker", "--username", "u"], "'--username' and '--password' go together", "broker"),
+        (
+            ["broker", "--username", "u"],
+            "'--username' and '--password' go together (COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD too)",
+            "broker"
+        ),
         (["broker", "--verbose=yes"], "'--verbose' takes no value", "broker"),
         (["broker", "extra"], "unexpected argument 'extra'", "broker"),
         (

@@ -65,3 +65,54 @@ struct EnvironmentOptionsTests {
         }
     }
 }
+
+/// `coaty broker` takes its credentials from COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD, and its
+/// password file, ACL file and anonymous policy from the command line.
+struct BrokerAuthOptionsTests {
+    @Test func theEnvironmentSetsTheBrokersCredentials() throws {
+        let environment = ["COATY_BROKER_USERNAME": "agent", "COATY_BROKER_PASSWORD": "secret"]
+        var expected = BrokerOptions()
+        expected.username = "agent"
+        expected.password = "secret"
+        #expect(try Command(parsing: ["broker"], environment: environment) == .broker(expected))
+        expected.username = "me"
+        #expect(try Command(parsing: ["broker", "-u", "me"], environment: environment) == .broker(expected))
+    }
+
+    @Test func credentialsGoTogetherWhereverTheyComeFrom() {
+        #expect {
+            try Command(parsing: ["broker"], environment: ["COATY_BROKER_PASSWORD": "secret"])
+        } throws: { "\($0)".contains("'--username' and '--password' go together") }
+        #expect {
+            try Command(parsing: ["broker", "--username", "u"], environment: ["COATY_BROKER_USERNAME": "x"])
+        } throws: { "\($0)".contains("COATY_BROKER_PASSWORD") }
+    }
+
+    @Test func filesAndTheAnonymousPolicyAreParsed() throws {
+        var expected = BrokerOptions()
+        expected.passwordFile = "/etc/coaty/passwords"
+        expected.aclFile = "acl"
+        expected.allowAnonymous = true
+        let parsed = try Command(
+            parsing: [
+                "broker", "--password-file", "/etc/coaty/passwords", "--acl-file=acl", "--allow-anonymous", "true",
+            ]
+        )
+        #expect(parsed == .broker(expected))
+        expected = BrokerOptions()
+        expected.allowAnonymous = false
+        #expect(try Command(parsing: ["broker", "--allow-anonymous=false"]) == .broker(expected))
+        #expect(try Command(parsing: ["broker"]) == .broker(BrokerOptions()))
+    }
+
+    @Test(arguments: [
+        (["broker", "--allow-anonymous", "yes"], "'--allow-anonymous' must be true or false, not 'yes'"),
+        (["broker", "--password-file"], "missing value for '--password-file'"),
+        (["broker", "--acl-file"], "missing value for '--acl-file'"),
+    ])
+    func badValuesAreUsageErrors(arguments: [String], message: String) {
+        #expect {
+            try Command(parsing: arguments)
+        } throws: { "\($0)".contains(message) }
+    }
+}

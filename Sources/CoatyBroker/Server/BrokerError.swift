@@ -28,6 +28,8 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
             case bindFailed = "bind failed"
             case acceptFailed = "accept failed"
             case invalidConfiguration = "invalid configuration"
+            case invalidPasswordFile = "invalid password file"
+            case invalidAccessControlList = "invalid access control list"
         }
 
         private let base: Base
@@ -38,6 +40,10 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         public static let acceptFailed = Code(base: .acceptFailed)
         /// A configuration value is out of range.
         public static let invalidConfiguration = Code(base: .invalidConfiguration)
+        /// A password file cannot be read, or has malformed lines (see `PasswordFile.skippedLines`).
+        public static let invalidPasswordFile = Code(base: .invalidPasswordFile)
+        /// An ACL file cannot be read or has invalid lines.
+        public static let invalidAccessControlList = Code(base: .invalidAccessControlList)
 
         public var description: String { self.base.rawValue }
     }

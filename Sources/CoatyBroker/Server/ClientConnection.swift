@@ -47,6 +47,8 @@ struct ClientConnection: Sendable {
         var decoder: MQTTPacketDecoder
         var session: SessionID?
         var clientID: String?
+        /// The client's access control rules once connected; `nil` without an ACL.
+        var access: ClientAccess?
         var sawFirstByte = false
         /// Sessions and connections whose queues this client's publishes found filling up.
         var congestedSessions: Set<SessionID> = []

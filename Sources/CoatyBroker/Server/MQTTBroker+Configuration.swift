@@ -67,12 +67,29 @@ extension MQTTBroker {
         /// Without a bound, clients connecting with new client ids and CleanSession=0 could grow the
         /// broker without limit. `0` keeps no offline sessions at all.
         public var maximumOfflineSessions: Int
-        /// The username and password every client must present, or `nil` to allow anonymous clients
-        /// (the default).
+        /// A single user name and password that clients may present, or `nil` (the default).
         ///
-        /// A CONNECT without a username is refused with return code 5 (not authorized); a wrong username
-        /// or password with return code 4 (bad username or password).
+        /// It is one more user beside those of ``passwordFile``: a client is accepted if either accepts
+        /// its user name and password. Setting it also makes ``allowAnonymous`` default to `false`.
         public var credentials: Credentials?
+        /// The users and password hashes of a mosquitto password file, or `nil` (the default).
+        ///
+        /// A client that presents a user name must match a user of the file (or ``credentials``), or it
+        /// is refused with CONNACK 4 (bad user name or password). Load one with
+        /// `PasswordFile(contentsOfFile:)`; skipped malformed lines are logged when the broker binds.
+        public var passwordFile: PasswordFile?
+        /// Which topics each client may read, write and subscribe to, or `nil` (the default) to allow
+        /// everything. Load one with `AccessControlList(contentsOfFile:)`.
+        ///
+        /// A refused subscription gets SUBACK return code 0x80 for that filter; a refused PUBLISH is
+        /// dropped and logged at `.notice` (a QoS 1/2 one still acknowledged, as mosquitto does); a
+        /// message is delivered only to clients that may read its topic; a will the client may not
+        /// write is discarded at CONNECT.
+        public var accessControlList: AccessControlList?
+        /// Whether clients may connect without a user name; `nil` (the default) allows them unless
+        /// ``passwordFile`` or ``credentials`` is set, as mosquitto 2 does with a password file. A
+        /// refused anonymous CONNECT gets CONNACK 5 (not authorized). See ``allowsAnonymousClients``.
+        public var allowAnonymous: Bool?
         /// How long a new connection may take to send its CONNECT before it is closed. Defaults to 10 s.
         ///
         /// On the WebSocket listener the opening handshake has this long too, and the CONNECT as long
@@ -91,6 +108,12 @@ extension MQTTBroker {
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: Logger
 
+        /// Whether clients without a user name are accepted: ``allowAnonymous``, or by default whether
+        /// neither ``passwordFile`` nor ``credentials`` is set.
+        public var allowsAnonymousClients: Bool {
+            self.allowAnonymous ?? (self.passwordFile == nil && self.credentials == nil)
+        }
+
         /// Creates a configuration.
         ///
         /// - Parameters:
@@ -102,7 +125,11 @@ extension MQTTBroker {
         ///   - maximumRetainedBytes: The bytes of retained messages. Defaults to 64 MiB.
         ///   - maximumSubscriptionsPerClient: The topic filters per client. Defaults to 10,000.
         ///   - maximumOfflineSessions: The persistent sessions kept offline. Defaults to 10,000.
-        ///   - credentials: Required credentials, or `nil` for anonymous access. Defaults to `nil`.
+        ///   - credentials: A user name and password clients may present. Defaults to `nil`.
+        ///   - passwordFile: The users of a mosquitto password file. Defaults to `nil`.
+        ///   - accessControlList: The topic access rules. Defaults to `nil` (everything allowed).
+        ///   - allowAnonymous: Whether clients without a user name are accepted; `nil` (the default)
+        ///     accepts them unless `passwordFile` or `credentials` is set.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
         ///   - logger: The logger. Defaults to `Logger.disabled`.
@@ -116,6 +143,9 @@ extension MQTTBroker {
             maximumSubscriptionsPerClient: Int = 10_000,
             maximumOfflineSessions: Int = 10_000,
             credentials: Credentials? = nil,
+            passwordFile: PasswordFile? = nil,
+            accessControlList: AccessControlList? = nil,
+            allowAnonymous: Bool? = nil,
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
             logger: Logger = .disabled
@@ -129,17 +159,20 @@ extension MQTTBroker {
             self.maximumSubscriptionsPerClient = maximumSubscriptionsPerClient
             self.maximumOfflineSessions = maximumOfflineSessions
             self.credentials = credentials
+            self.passwordFile = passwordFile
+            self.accessControlList = accessControlList
+            self.allowAnonymous = allowAnonymous
             self.connectTimeout = connectTimeout
             self.webSocketPort = webSocketPort
             self.logger = logger
         }
     }
 
-    /// A username and password pair that clients must present.
+    /// A user name and password pair that clients may present (see ``Configuration/credentials``).
     public struct Credentials: Sendable, Hashable {
-        /// The required username.
+        /// The user name.
         public var username: String
-        /// The required password, compared as its UTF-8 bytes.
+        /// The password, compared as its UTF-8 bytes.
         public var password: String
 
         /// Creates credentials.

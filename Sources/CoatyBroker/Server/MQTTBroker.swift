@@ -73,6 +73,12 @@ public final class MQTTBroker: Sendable {
             maximumOfflineSessions: configuration.maximumOfflineSessions
         )
         self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
+        if let skipped = configuration.passwordFile?.skippedLines, !skipped.isEmpty {
+            self.logger.warning(
+                "password file: malformed lines skipped, their users cannot log in",
+                metadata: ["lines": skipped.map(\.description).joined(separator: "; ")]
+            )
+        }
     }
 
     /// Creates the listening socket (and the WebSocket one, if configured) without serving yet.

@@ -100,9 +100,29 @@ struct PacketHandler {
                     "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
                 ]
             )
+            let permitted = filters.map {
+                state.access?.allowsSubscription(to: TopicLevels($0.filter.rawValue)) ?? true
+            }
+            if permitted.contains(false) {
+                logger.notice(
+                    "subscriptions refused by the access control list",
+                    metadata: [
+                        "client": state.clientID ?? "",
+                        "filters": zip(filters, permitted).filter { !$1 }.map { $0.0.filter.rawValue }.joined(
+                            separator: ","
+                        ),
+                    ]
+                )
+            }
             let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
                 var outputs: [BrokerSessions.Output] = []
-                let granted = core.sessions.subscribe(session, to: filters, into: &outputs)
+                let subscribed = core.sessions.subscribe(
+                    session,
+                    to: zip(filters, permitted).filter { $1 }.map(\.0),
+                    into: &outputs
+                )
+                var next = subscribed.makeIterator()
+                let granted = permitted.map { $0 ? next.next() ?? nil : nil }
                 let suback = MQTTSubAckPacket(
                     packetID: subscribe.packetID,
                     returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
@@ -112,11 +132,12 @@ struct PacketHandler {
                 return (reason, granted)
             }
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
-            if accepted.count < filters.count {
+            if accepted.count < permitted.count(where: { $0 }) {
                 logger.notice(
                     "subscriptions refused: the client reached its limit",
                     metadata: [
-                        "client": state.clientID ?? "", "refused": "\(filters.count - accepted.count)",
+                        "client": state.clientID ?? "",
+                        "refused": "\(permitted.count(where: { $0 }) - accepted.count)",
                         "limit": "\(self.broker.configuration.maximumSubscriptionsPerClient)",
                     ]
                 )
@@ -149,6 +170,32 @@ struct PacketHandler {
         }
     }
 
+    /// Checks a CONNECT's user name and password; returns the CONNACK code that refuses it, or `nil`.
+    ///
+    /// A client with a user name must match ``MQTTBroker/Configuration/credentials`` or a user of
+    /// ``MQTTBroker/Configuration/passwordFile`` when either is set (code 4 otherwise); one without a
+    /// user name needs ``MQTTBroker/Configuration/allowsAnonymousClients`` (code 5 otherwise).
+    private func authenticate(_ connect: MQTTConnectPacket) -> MQTTConnectReturnCode? {
+        let configuration = self.configuration
+        guard let username = connect.username else {
+            return configuration.allowsAnonymousClients ? nil : .notAuthorized
+        }
+        guard configuration.credentials != nil || configuration.passwordFile != nil else { return nil }
+        guard let password = connect.password else { return .badUsernameOrPassword }
+        if let credentials = configuration.credentials,
+            PasswordHash.constantTimeEquals(Array(username.utf8), Array(credentials.username.utf8))
+                && PasswordHash.constantTimeEquals(password, Array(credentials.password.utf8))
+        {
+            return nil
+        }
+        if let passwordFile = configuration.passwordFile,
+            passwordFile.authenticates(username: username, password: password)
+        {
+            return nil
+        }
+        return .badUsernameOrPassword
+    }
+
     /// Closes a connection that sent a topic or filter deeper than the broker admits (see
     /// ``SubscriptionTrie/maximumLevels``), as mosquitto does. The topic is not quoted: it may be 64 KiB.
     private static func tooManyLevels(_ what: String) -> CloseReason {
@@ -178,6 +225,7 @@ struct PacketHandler {
         outbox: Outbox,
         watch: ActivityWatch
     ) -> CloseReason? {
+        let logger = self.logger
         func refuse(_ code: MQTTConnectReturnCode) -> CloseReason {
             _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: code))), droppable: false)
             return .refused(code)
@@ -186,11 +234,16 @@ struct PacketHandler {
             return refuse(.unacceptableProtocolVersion)
         }
         if connect.clientID.isEmpty, !connect.cleanSession { return refuse(.identifierRejected) }
-        if let credentials = self.configuration.credentials {
-            guard let username = connect.username else { return refuse(.notAuthorized) }
-            guard Array(username.utf8) == Array(credentials.username.utf8),
-                connect.password == Array(credentials.password.utf8)
-            else { return refuse(.badUsernameOrPassword) }
+        if let code = self.authenticate(connect) {
+            logger.notice(
+                "client refused",
+                metadata: [
+                    "client": connect.clientID, "username": connect.username ?? "", "remote": self.remoteDescription,
+                    "reason": code == .notAuthorized
+                        ? "anonymous clients are not allowed" : "bad user name or password",
+                ]
+            )
+            return refuse(code)
         }
         var will: BrokerMessage?
         if let connectWill = connect.will {
@@ -205,26 +258,48 @@ struct PacketHandler {
                 retain: connectWill.retain
             )
         }
-        let logger = self.logger
-        let (sessionID, clientID): (SessionID, String) = self.broker.core.withLock { core in
-            // Assigned under the lock, so that the id is still free when the session is made.
-            let clientID =
-                connect.clientID.isEmpty ? self.broker.assignClientID(unusedIn: core.sessions) : connect.clientID
-            var outputs: [BrokerSessions.Output] = []
-            let (sessionPresent, session) = core.sessions.connect(
-                clientID: clientID,
-                cleanSession: connect.cleanSession,
-                will: will,
-                connection: self.id,
-                into: &outputs
-            )
-            core.outboxes[self.id] = outbox
-            _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))), droppable: false)
-            core.dispatch(outputs, logger: logger)
-            return (session, clientID)
-        }
+        let acl = self.configuration.accessControlList
+        // Resolved outside the lock, unless the client id is only assigned under it.
+        let resolvedAccess =
+            connect.clientID.isEmpty ? nil : acl?.access(clientID: connect.clientID, username: connect.username)
+        let (sessionID, clientID, access, discardedWill): (SessionID, String, ClientAccess?, Bool) = self.broker.core
+            .withLock { core in
+                // Assigned under the lock, so that the id is still free when the session is made.
+                let clientID =
+                    connect.clientID.isEmpty ? self.broker.assignClientID(unusedIn: core.sessions) : connect.clientID
+                let access = resolvedAccess ?? acl?.access(clientID: clientID, username: connect.username)
+                // mosquitto checks write access when it publishes the will; the rules cannot change meanwhile.
+                var discardedWill = false
+                if let access, let topic = will?.topic, !access.allows(.write, topic: TopicLevels(bytes: topic)) {
+                    will = nil
+                    discardedWill = true
+                }
+                var outputs: [BrokerSessions.Output] = []
+                let (sessionPresent, session) = core.sessions.connect(
+                    clientID: clientID,
+                    cleanSession: connect.cleanSession,
+                    will: will,
+                    connection: self.id,
+                    access: access,
+                    into: &outputs
+                )
+                core.outboxes[self.id] = outbox
+                _ = outbox.enqueue(
+                    .packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))),
+                    droppable: false
+                )
+                core.dispatch(outputs, logger: logger)
+                return (session, clientID, access, discardedWill)
+            }
         state.session = sessionID
         state.clientID = clientID
+        state.access = access
+        if discardedWill {
+            logger.notice(
+                "will discarded: the client may not publish to its topic",
+                metadata: ["client": clientID, "topic": connect.will?.topic ?? ""]
+            )
+        }
         self.broker.emit(
             .clientConnected(
                 clientID: clientID,
@@ -258,6 +333,18 @@ struct PacketHandler {
         if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
             return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
+        }
+        if let access = state.access, !access.allows(.write, topic: TopicLevels(publish.topic)) {
+            // Dropped, yet acknowledged as mosquitto does, so the client does not resend it forever.
+            self.logger.notice(
+                "publish denied by the access control list",
+                metadata: ["client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)"]
+            )
+            switch publish.qos {
+            case .atMostOnce: return nil
+            case .atLeastOnce: return Self.reply(.puback(publish.packetID ?? 0), on: outbox)
+            case .exactlyOnce: return Self.reply(.pubrec(publish.packetID ?? 0), on: outbox)
+            }
         }
         let message = BrokerMessage(
             topic: publish.topic,

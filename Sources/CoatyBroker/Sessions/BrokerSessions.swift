@@ -83,12 +83,16 @@ struct BrokerSessions: Sendable {
     /// it and redelivers unacknowledged messages with DUP=1 and pending PUBRELs in the original order
     /// [MQTT-4.4.0-1], then fills the in-flight window from the queue.
     ///
+    /// `access` (the client's ACL rules, `nil` without an ACL) decides from now on which messages the
+    /// session receives, also while it is offline; a resumed session takes the new client's rules.
+    ///
     /// - Returns: The CONNACK session-present flag [MQTT-3.2.2-1/2/3] and the session.
     mutating func connect(
         clientID: String,
         cleanSession: Bool,
         will: BrokerMessage?,
         connection: ConnectionID,
+        access: ClientAccess? = nil,
         into outputs: inout [Output]
     ) -> (sessionPresent: Bool, session: SessionID) {
         let key = Array(clientID.utf8)
@@ -126,6 +130,7 @@ struct BrokerSessions: Sendable {
         let maximumInFlight = self.limits.maximumInFlight
         let id = self.withSession(atKey: key) { session in
             session.connection = connection
+            session.access = access
             for entry in session.inFlight {
                 switch entry.state {
                 case .awaitingPubAck, .awaitingPubRec:
@@ -192,14 +197,21 @@ struct BrokerSessions: Sendable {
 
     /// Routes a message from a client (or a will): updates the retained store if RETAIN is set, then
     /// delivers to each matching session once, at min(published, maximum granted) QoS with RETAIN=0
-    /// [MQTT-3.3.1-9] [MQTT-3.3.5-1].
+    /// [MQTT-3.3.1-9] [MQTT-3.3.5-1]. A session whose client may not read the topic (see
+    /// ``Session/access``) does not get it, as mosquitto checks read access per delivered message.
     mutating func publish(_ message: BrokerMessage, into outputs: inout [Output]) {
         if message.retain { self.retained.apply(message) }
         var live = message
         live.retain = false
         let matches = self.subscriptions.match(topic: message.topic)
+        var topic: TopicLevels?
         for (sessionID, granted) in matches {
             guard let key = self.sessionKeys[sessionID] else { continue }
+            if let access = self.sessions[key]?.access {
+                let levels = topic ?? TopicLevels(bytes: message.topic)
+                topic = levels
+                guard access.allows(.read, topic: levels) else { continue }
+            }
             var delivered = live
             delivered.qos = min(message.qos, granted)
             self.deliver(delivered, toSessionWithKey: key, into: &outputs)
@@ -259,7 +271,7 @@ struct BrokerSessions: Sendable {
     // MARK: - Subscriptions
 
     /// Adds or replaces subscriptions and queues the matching retained messages with RETAIN=1
-    /// [MQTT-3.3.1-6/8] [MQTT-3.8.4-3].
+    /// [MQTT-3.3.1-6/8] [MQTT-3.8.4-3], those the client may read.
     ///
     /// A filter the session already holds is replaced. A new filter beyond
     /// ``Limits/maximumSubscriptions`` is refused (`nil`, SUBACK 0x80) and gets no retained messages.
@@ -287,9 +299,11 @@ struct BrokerSessions: Sendable {
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
         }
+        let access = self.sessions[key]?.access
         for ((filter, _), qos) in zip(filters, granted) {
             guard let qos else { continue }
             for var message in self.retained.messages(matching: filter) {
+                if let access, !access.allows(.read, topic: TopicLevels(bytes: message.topic)) { continue }
                 message.qos = min(message.qos, qos)
                 message.retain = true
                 self.deliver(message, toSessionWithKey: key, into: &outputs)

@@ -32,6 +32,8 @@ struct Session: Sendable {
 
     let id: SessionID
     let clientID: String
+    /// The access control rules of the client last connected, or `nil` when no ACL is configured.
+    var access: ClientAccess?
     /// Whether the session outlives its connection (CleanSession=0).
     var isPersistent: Bool
     /// The connection currently attached, if the client is online.

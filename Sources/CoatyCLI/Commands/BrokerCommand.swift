@@ -10,6 +10,17 @@ enum BrokerCommand {
         if let username = options.username, let password = options.password {
             configuration.credentials = .init(username: username, password: password)
         }
+        if let path = options.passwordFile {
+            let passwordFile = try PasswordFile(contentsOfFile: path)
+            if let skipped = passwordFile.skippedLinesError {
+                Console.error("warning: password file '\(path)': \(skipped.message)\n")
+            }
+            configuration.passwordFile = passwordFile
+        }
+        if let path = options.aclFile {
+            configuration.accessControlList = try AccessControlList(contentsOfFile: path)
+        }
+        configuration.allowAnonymous = options.allowAnonymous
         configuration.logger = Logger(
             label: "coaty.broker",
             level: options.verbose ? .debug : .notice,

@@ -22,7 +22,8 @@ enum Command: Equatable {
     ///
     /// - Parameter environment: The process environment; the client subcommands take their
     ///   connection settings from `COATY_BROKER_URL`, `COATY_NAMESPACE`, `COATY_USERNAME` and
-    ///   `COATY_PASSWORD` where the command line does not give them.
+    ///   `COATY_PASSWORD` where the command line does not give them, and `coaty broker` its credentials
+    ///   from `COATY_BROKER_USERNAME` and `COATY_BROKER_PASSWORD`.
     /// - Throws: ``UsageError`` describing the first problem found.
     init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
         guard let first = arguments.first else {
@@ -50,7 +51,7 @@ enum Command: Equatable {
             // no subcommand has an option of that name, and one that fails shows the help if it asks.
             do {
                 switch first {
-                case "broker": self = .broker(try BrokerOptions(parsing: rest))
+                case "broker": self = .broker(try BrokerOptions(parsing: rest, environment: environment))
                 case "monitor": self = .monitor(try MonitorOptions(parsing: rest, environment: environment))
                 case "discover": self = .discover(try DiscoverOptions(parsing: rest, environment: environment))
                 case "router": self = .router(try RouterOptions(parsing: rest, environment: environment))

@@ -48,17 +48,25 @@ enum Help {
     static let broker = """
         OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
 
-        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--username <name> --password <pw>] [--verbose]
+        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--verbose]
 
         OPTIONS:
           --host <host>               The address to listen on. (default: 127.0.0.1)
           -p, --port <port>           The TCP port; 0 picks a free one. (default: 1883)
           --ws-port <port>            Also accept MQTT over WebSocket (ws://) on this port; 0 picks a free one. (default: off)
           --max-packet-size <bytes>   Disconnect clients that send larger packets.
-          -u, --username <name>       Require this user name (with --password).
-          -P, --password <pw>         Require this password (with --username).
+          --password-file <file>      Accept the users of this mosquitto password file (mosquitto_passwd).
+          --acl-file <file>           Restrict topics with this mosquitto ACL file (user, topic, pattern lines).
+          --allow-anonymous <bool>    Accept clients without a user name: true or false.
+                                      (default: true, false with a password file or --username)
+          -u, --username <name>       Also accept this user name (with --password).
+          -P, --password <pw>         Its password; visible in the process list (ps): prefer the environment.
           -v, --verbose               Log connects, subscriptions and every message.
           -h, --help                  Show help.
+
+        ENVIRONMENT (the command line wins):
+          COATY_BROKER_USERNAME, COATY_BROKER_PASSWORD
+                                      Defaults for --username and --password.
         """
 
     static let monitor = """

@@ -9,13 +9,36 @@ struct BrokerOptions: Equatable {
     /// The port of the WebSocket listener (`--ws-port`), or `nil` for none.
     var webSocketPort: Int?
     var maximumPacketSize: Int?
+    /// The single user name and password clients may present (`--username`/`--password`, or the
+    /// environment, see ``environmentVariables``).
     var username: String?
     var password: String?
+    /// A mosquitto password file (`--password-file`).
+    var passwordFile: String?
+    /// A mosquitto ACL file (`--acl-file`).
+    var aclFile: String?
+    /// `--allow-anonymous true|false`; `nil` for the broker's default (anonymous clients are allowed
+    /// unless a password file or credentials are given).
+    var allowAnonymous: Bool?
     var verbose = false
+
+    /// The environment variables read, by the option they stand in for: the credentials, kept out of
+    /// the process list, where `--password` would show.
+    static let environmentVariables = ["username": "COATY_BROKER_USERNAME", "password": "COATY_BROKER_PASSWORD"]
 
     init() {}
 
-    init(parsing arguments: some Collection<String>) throws(UsageError) {
+    /// Parses the options after `broker`; `--username` and `--password` default to the
+    /// ``environmentVariables``, and the command line wins.
+    init(parsing arguments: some Collection<String>, environment: [String: String] = [:]) throws(UsageError) {
+        func value(_ option: String) -> String? {
+            guard let name = Self.environmentVariables[option], let value = environment[name], !value.isEmpty else {
+                return nil
+            }
+            return value
+        }
+        self.username = value("username")
+        self.password = value("password")
         var scanner = ArgumentScanner(arguments, subcommand: "broker")
         while let token = scanner.next() {
             switch token {
@@ -44,6 +67,18 @@ struct BrokerOptions: Equatable {
                 self.username = try scanner.value(for: "username", inline: inline)
             case .option("password", let inline), .option("P", let inline):
                 self.password = try scanner.value(for: "password", inline: inline)
+            case .option("password-file", let inline):
+                self.passwordFile = try scanner.value(for: "password-file", inline: inline)
+            case .option("acl-file", let inline):
+                self.aclFile = try scanner.value(for: "acl-file", inline: inline)
+            case .option("allow-anonymous", let inline):
+                let text = try scanner.value(for: "allow-anonymous", inline: inline)
+                switch text {
+                case "true": self.allowAnonymous = true
+                case "false": self.allowAnonymous = false
+                default:
+                    throw UsageError("'--allow-anonymous' must be true or false, not '\(text)'", subcommand: "broker")
+                }
             case .option("verbose", let inline), .option("v", let inline):
                 self.verbose = try scanner.flag("verbose", inline: inline)
             case .option(let name, _):
@@ -53,7 +88,10 @@ struct BrokerOptions: Equatable {
             }
         }
         if (self.username == nil) != (self.password == nil) {
-            throw UsageError("'--username' and '--password' go together", subcommand: "broker")
+            throw UsageError(
+                "'--username' and '--password' go together (COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD too)",
+                subcommand: "broker"
+            )
         }
     }
 }

@@ -146,7 +146,7 @@ let package = Package(
             name: "CoatyMQTTTests",
             dependencies: [
                 "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
-                "CoatySockets", "TestSupport", "CoatyTestAgent", "CoatyBroker",
+                "CoatySockets", "TestSupport", "CoatyTestAgent", "CoatyBroker", "CoatyTesting",
             ],
             swiftSettings: swiftSettings
         ),

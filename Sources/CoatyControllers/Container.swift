@@ -218,7 +218,7 @@ public final class Container: Sendable {
     }
 
     /// Runs one spawned piece of work until it ends, its handle is cancelled, or the task is cancelled.
-    private static func perform(_ item: WorkSpawner.Item, logger: Logger) async {
+    private static func perform(_ item: WorkSpawner.Item, logger: CoatyLogger) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {

@@ -11,7 +11,7 @@ public struct ControllerContext: Sendable {
     /// The controller's name, used as the `name` of its `Log` objects.
     public let controllerName: String
     /// The container's logger.
-    public let logger: Logger
+    public let logger: CoatyLogger
     let spawner: WorkSpawner
 
     /// The agent's identity.

@@ -126,10 +126,23 @@ public struct TransportConnectOptions: Sendable, Hashable {
     public var clientID: String
     /// The message the peer publishes when this connection ends without a graceful close.
     public var lastWill: TransportMessage?
+    /// The logger of whoever opens the connection (the communication manager passes its own), for a
+    /// transport that was not given one of its own. Not part of equality.
+    public var logger: CoatyLogger?
 
     /// Creates options.
-    public init(clientID: String, lastWill: TransportMessage? = nil) {
+    public init(clientID: String, lastWill: TransportMessage? = nil, logger: CoatyLogger? = nil) {
         self.clientID = clientID
         self.lastWill = lastWill
+        self.logger = logger
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.clientID == rhs.clientID && lhs.lastWill == rhs.lastWill
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(self.clientID)
+        hasher.combine(self.lastWill)
     }
 }

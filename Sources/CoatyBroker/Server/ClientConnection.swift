@@ -60,7 +60,7 @@ struct ClientConnection: Sendable {
     }
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
-    private var logger: Logger { self.broker.logger }
+    private var logger: CoatyLogger { self.broker.logger }
 
     func serve() async {
         let (state, outbox, watch) = self.opened()
@@ -124,7 +124,7 @@ struct ClientConnection: Sendable {
 
     // MARK: - Writer
 
-    private static func write(_ outbox: Outbox, to socket: any ByteStreamConnection, logger: Logger) async {
+    private static func write(_ outbox: Outbox, to socket: any ByteStreamConnection, logger: CoatyLogger) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
             Self.encode(items, into: &buffer, logger: logger)
@@ -140,7 +140,7 @@ struct ClientConnection: Sendable {
 
     /// Encodes a batch of the outbox's items into `buffer`, replacing what it held.
     @inline(never)
-    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: Logger) {
+    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
         for item in items {
             switch item {

@@ -106,7 +106,7 @@ extension MQTTBroker {
         public var webSocketPort: Int?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
-        public var logger: Logger
+        public var logger: CoatyLogger
 
         /// Whether clients without a user name are accepted: ``allowAnonymous``, or by default whether
         /// neither ``passwordFile`` nor ``credentials`` is set.
@@ -132,7 +132,7 @@ extension MQTTBroker {
         ///     accepts them unless `passwordFile` or `credentials` is set.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
-        ///   - logger: The logger. Defaults to `Logger.disabled`.
+        ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
             maximumPacketSize: Int = 1 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,
@@ -148,7 +148,7 @@ extension MQTTBroker {
             allowAnonymous: Bool? = nil,
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
-            logger: Logger = .disabled
+            logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient

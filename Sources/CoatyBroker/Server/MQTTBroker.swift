@@ -35,7 +35,7 @@ public final class MQTTBroker: Sendable {
     let core: Mutex<Core>
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
-    let logger: Logger
+    let logger: CoatyLogger
     private let nextConnectionID = Atomic<UInt64>(1)
     private let nextAssignedClientID = Atomic<UInt64>(1)
     private let observers = Mutex(EventObservers())
@@ -380,7 +380,7 @@ public final class MQTTBroker: Sendable {
 extension MQTTBroker.Core {
     /// Hands state-machine outputs to the connections' write queues. Called with the lock held, so
     /// packets reach each queue in the order the state machine decided.
-    mutating func dispatch(_ outputs: [BrokerSessions.Output], logger: Logger) {
+    mutating func dispatch(_ outputs: [BrokerSessions.Output], logger: CoatyLogger) {
         for output in outputs {
             switch output {
             case .publish(let connection, let message, let packetID, let dup):

@@ -18,7 +18,7 @@ struct PacketHandler {
     typealias ReaderStep = ClientConnection.ReaderStep
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
-    private var logger: Logger { self.broker.logger }
+    private var logger: CoatyLogger { self.broker.logger }
 
     /// Decodes and handles the buffered packets; returns `nil` when more bytes are needed.
     ///

@@ -19,7 +19,7 @@ enum AgentSession {
         let configuration = CommunicationManager.Configuration(
             identity: Identity(name: name),
             namespace: connection.namespace,
-            logger: Logger(label: "coaty", level: .warning, handler: failures)
+            logger: CoatyLogger(label: "coaty", level: .warning, handler: failures)
         )
         let container = Container(
             configuration: .init(transport: transport, communication: configuration),

@@ -21,10 +21,10 @@ enum BrokerCommand {
             configuration.accessControlList = try AccessControlList(contentsOfFile: path)
         }
         configuration.allowAnonymous = options.allowAnonymous
-        configuration.logger = Logger(
+        configuration.logger = CoatyLogger(
             label: "coaty.broker",
             level: options.verbose ? .debug : .notice,
-            handler: StreamLogHandler()
+            handler: StandardErrorLogHandler()
         )
         let broker = try MQTTBroker.bind(host: options.host, port: options.port, configuration: configuration)
         Console.line("coaty broker listening on mqtt://\(options.host):\(broker.port) (Ctrl-C to stop)")

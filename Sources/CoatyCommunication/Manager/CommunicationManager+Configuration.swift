@@ -26,7 +26,7 @@ extension CommunicationManager {
         /// The longest delay between reconnection attempts; delays double up to it. Default 30 s.
         public var maximumReconnectDelay: Duration
         /// Where the manager logs drops, connection changes and errors.
-        public var logger: Logger
+        public var logger: CoatyLogger
 
         /// Creates a configuration.
         ///
@@ -51,7 +51,7 @@ extension CommunicationManager {
             outboxCapacity: Int = 1_000,
             initialReconnectDelay: Duration = .seconds(1),
             maximumReconnectDelay: Duration = .seconds(30),
-            logger: Logger = .disabled
+            logger: CoatyLogger = .disabled
         ) {
             self.identity = identity
             self.ioNodes = ioNodes

@@ -47,7 +47,11 @@ extension CommunicationManager {
         }
         defer { self.endRun() }
 
-        let options = TransportConnectOptions(clientID: self.clientID, lastWill: self.unjoinMessage())
+        let options = TransportConnectOptions(
+            clientID: self.clientID,
+            lastWill: self.unjoinMessage(),
+            logger: self.configuration.logger
+        )
         while true {
             do {
                 try await self.connect(options, abandonedBy: attempt)

@@ -4,9 +4,9 @@ import Synchronization
 ///
 /// Copies share the same storage, so a test can keep one copy and hand another to a logger.
 /// At most `capacity` entries are kept; older ones are dropped first.
-public struct InMemoryLogHandler: LogHandler {
+public struct InMemoryLogHandler: CoatyLogHandler {
     private final class Storage: Sendable {
-        let entries = Mutex<[LogEntry]>([])
+        let entries = Mutex<[CoatyLogEntry]>([])
     }
 
     private let storage = Storage()
@@ -17,7 +17,7 @@ public struct InMemoryLogHandler: LogHandler {
         self.capacity = max(1, capacity)
     }
 
-    public func log(_ entry: LogEntry) {
+    public func log(_ entry: CoatyLogEntry) {
         self.storage.entries.withLock { entries in
             if entries.count >= self.capacity { entries.removeFirst(entries.count - self.capacity + 1) }
             entries.append(entry)
@@ -25,7 +25,7 @@ public struct InMemoryLogHandler: LogHandler {
     }
 
     /// The entries logged so far, oldest first.
-    public var entries: [LogEntry] {
+    public var entries: [CoatyLogEntry] {
         self.storage.entries.withLock { $0 }
     }
 }

@@ -7,7 +7,7 @@
 #endif
 
 /// Standard output or standard error, written without buffering, so each line reaches a pipe at once
-/// (scripts and tests follow our tools live). Used by ``StreamLogHandler``, the `coaty` tool and the
+/// (scripts and tests follow our tools live). Used by ``StandardErrorLogHandler``, the `coaty` tool and the
 /// examples.
 package enum StandardStream {
     case output

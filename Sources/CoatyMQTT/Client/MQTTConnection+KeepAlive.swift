@@ -18,7 +18,7 @@ extension MQTTConnection {
             case .ping(let writer):
                 self.wake(writer)
             case .close(let closure):
-                self.configuration.logger.warning("no PINGRESP from \(self.broker) within the keep-alive")
+                self.configuration.effectiveLogger.warning("no PINGRESP from \(self.broker) within the keep-alive")
                 self.perform(closure)
                 return
             case .stop:
@@ -44,7 +44,7 @@ extension MQTTConnection {
             case .keepWatching:
                 continue
             case .close(let closure):
-                self.configuration.logger.warning("\(closure.failure.message)")
+                self.configuration.effectiveLogger.warning("\(closure.failure.message)")
                 self.perform(closure)
                 return
             case .stop:

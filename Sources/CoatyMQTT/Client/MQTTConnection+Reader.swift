@@ -31,12 +31,12 @@ extension MQTTConnection {
                 let (closure, isBacklogged) = (actions.closure, actions.isBacklogged)
                 actions.reset()  // lets go of the messages, keeps the arrays' storage for the next read
                 if let closure {
-                    self.configuration.logger.error("\(closure.failure.message)")
+                    self.configuration.effectiveLogger.error("\(closure.failure.message)")
                     self.perform(closure)
                     return
                 }
                 if let malformed {
-                    self.configuration.logger.error("malformed packet from \(self.broker): \(malformed)")
+                    self.configuration.effectiveLogger.error("malformed packet from \(self.broker): \(malformed)")
                     self.fail(
                         TransportError(
                             .protocolViolation,

@@ -45,8 +45,12 @@ extension MQTTTransport {
         /// The maximum QoS requested for subscriptions made through `TransportConnection`'s
         /// `subscribe(to:)`. Defaults to QoS 0, as coaty-js subscribes.
         public var subscriptionQoS: QualityOfService
-        /// Where connection events are logged.
-        public var logger: Logger
+        /// Where connection events are logged; `nil` (the default) logs to the logger of whoever
+        /// connects (a `CommunicationManager` hands over its own), labelled `coaty.mqtt`.
+        public var logger: CoatyLogger?
+
+        /// ``logger``, or a disabled one.
+        var effectiveLogger: CoatyLogger { self.logger ?? .disabled }
         /// The clock that times the keep-alive, the connect and flush timeouts and the acknowledgement
         /// timeout. Defaults to `ContinuousClock`; tests pass a clock they advance by hand.
         public var clock: any Clock<Duration>
@@ -64,7 +68,7 @@ extension MQTTTransport {
         ///   - acknowledgementTimeout: Defaults to 30 s.
         ///   - maximumInFlight: Defaults to 64.
         ///   - subscriptionQoS: Defaults to QoS 0.
-        ///   - logger: Defaults to a disabled logger.
+        ///   - logger: Defaults to none: the connecting manager's logger.
         ///   - clock: Defaults to `ContinuousClock()`.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
@@ -77,7 +81,7 @@ extension MQTTTransport {
             acknowledgementTimeout: Duration? = .seconds(30),
             maximumInFlight: Int = 64,
             subscriptionQoS: QualityOfService = .atMostOnce,
-            logger: Logger = .disabled,
+            logger: CoatyLogger? = nil,
             clock: any Clock<Duration> = ContinuousClock()
         ) {
             self.brokerURL = brokerURL

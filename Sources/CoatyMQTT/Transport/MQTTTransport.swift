@@ -78,7 +78,12 @@ public struct MQTTTransport: Transport {
         onMessage: @escaping @Sendable (TransportMessage) -> Void,
         _ body: (MQTTConnection) async throws -> Result
     ) async throws -> Result {
-        let configuration = self.configuration
+        let configuration = {
+            // The transport's own logger, else the one whoever connects hands over.
+            var configuration = self.configuration
+            configuration.logger = configuration.logger ?? options.logger?.labelled("coaty.mqtt")
+            return configuration
+        }()
         let broker: MQTTBrokerAddress
         do {
             broker = try MQTTBrokerAddress(parsing: configuration.brokerURL)
@@ -86,7 +91,7 @@ public struct MQTTTransport: Transport {
             throw TransportError(.invalidArgument, error.description, underlying: error)
         }
         let connect = try Self.connectPacket(options, configuration: configuration)
-        let logger = configuration.logger
+        let logger = configuration.effectiveLogger
 
         // TCP connect and MQTT handshake, bounded by the connect timeout.
         let (connection, decoder, sessionPresent) = try await withTimeout(
@@ -194,7 +199,7 @@ public struct MQTTTransport: Transport {
         }
     }
 
-    private static func lostError(_ failure: TransportError, broker: MQTTBrokerAddress, logger: Logger)
+    private static func lostError(_ failure: TransportError, broker: MQTTBrokerAddress, logger: CoatyLogger)
         -> TransportError
     {
         logger.warning("connection to \(broker) lost: \(failure.message)")

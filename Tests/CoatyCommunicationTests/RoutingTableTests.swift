@@ -208,12 +208,28 @@ struct CoatyTopicTests {
     }
 
     @Test(arguments: [
-        "golden/raw/1", "coaty/3/ns/XYZ/src", "coaty/x/ns/ADV:Task/src", "coaty/3/ns/DSC/src", "coaty/3/ns/DSC/src/",
-        "coaty/3/ns/ADV:Task", "coaty/3/ns/ADV:Task/", "coaty/3/ns/adv:Task/src", "coaty/3/ns/ADVX/src",
-        "coaty/3/ns/AD/src", "coaty//ns/ADV:Task/src", "coaty/3/ns/DSC//c1", "coaty/3", "coaty/", "coaty",
+        "golden/raw/1", "coaty/3/ns/XYZ/src", "coaty/x/ns/ADV:Task/src", "coaty/3/ns/DSC/src",
+        "coaty/3/ns/ADV:Task", "coaty/3/ns/adv:Task/src", "coaty/3/ns/ADVX/src",
+        "coaty/3/ns/AD/src", "coaty//ns/ADV:Task/src", "coaty/3", "coaty/", "coaty",
     ])
     func unparsableTopics(topic: String) {
         #expect(CoatyTopic(parsing: topic) == nil)
+    }
+
+    /// coaty-js takes an empty source-id or correlation-id level as it is (protocol notes §1.6); so do
+    /// we. A missing level still does not parse: no broker routes such a topic to a Coaty subscription.
+    @Test(
+        arguments: [
+            ("coaty/3/ns/ADV:Task/", "", nil),
+            ("coaty/3/ns/DSC/src/", "src", ""),
+            ("coaty/3/ns/DSC//c1", "", "c1"),
+            ("coaty/3/ns/RTN//", "", ""),
+        ] as [(String, ObjectID, ObjectID?)]
+    )
+    func emptySourceAndCorrelationLevelsParse(topic: String, source: ObjectID, correlation: ObjectID?) throws {
+        let parsed = try #require(CoatyTopic(parsing: topic))
+        #expect(parsed.sourceID == source && parsed.correlationID == correlation)
+        #expect(parsed.formatted == topic)
     }
 
     @Test(arguments: [

@@ -114,16 +114,53 @@ public struct CallEvent: Sendable {
 }
 
 /// The error of a failed remote call, as carried by a ``ReturnEvent``.
+///
+/// Coaty specifies an integer `code` and a string `message`, but coaty-js accepts any JSON values there,
+/// so a received error may carry others. It is delivered all the same (and reported as a diagnostic):
+/// ``code`` is then 0 unless the value is an integer, ``message`` the value's JSON text unless it is a
+/// string, and ``receivedError`` holds the `error` object as received, for the app to decide.
 public struct RemoteCallError: Error, Sendable, Hashable {
     /// The error code. -32768 … -32000 are reserved; applications use codes outside that range.
     public var code: Int
     /// A human-readable message.
     public var message: String
+    /// The `error` object as received, when its `code` is not an integer that fits in `Int` or its
+    /// `message` is not a string; `nil` for an error of the specified form and one built here.
+    public var receivedError: AnyCodable?
 
     /// Creates an error.
     public init(code: Int, message: String) {
         self.code = code
         self.message = message
+        self.receivedError = nil
+    }
+
+    /// The error that a received `error` object with `code` and `message` of any JSON values stands for.
+    init(receivedCode code: AnyCodable, message: AnyCodable, error: AnyCodable) {
+        self.code = code.intValue ?? 0
+        self.message = message.stringValue ?? message.jsonString
+        if case .int = code, case .string = message {
+            self.receivedError = nil
+        } else {
+            self.receivedError = error
+        }
+    }
+
+    /// What in this received error cannot be used as it stands, for diagnostics.
+    var unusableValues: [String] {
+        guard let receivedError else { return [] }
+        var values: [String] = []
+        if case .int? = receivedError["code"] {
+        } else {
+            values.append(
+                "the Return error's code \(receivedError["code"] ?? .null) is not an integer; delivered as code 0"
+            )
+        }
+        if case .string? = receivedError["message"] {
+        } else {
+            values.append("the Return error's message is not a string; delivered as its JSON text")
+        }
+        return values
     }
 
     /// The predefined error -32602 "Invalid params".
@@ -193,13 +230,23 @@ public struct ReturnEvent: Sendable {
             case (true, false):
                 self.outcome = .result(try container.decode(AnyCodable.self, forKey: .result))
             case (false, true):
-                let error = try container.nestedContainer(keyedBy: ErrorKeys.self, forKey: .error)
-                self.outcome = .error(
-                    RemoteCallError(
-                        code: try error.decode(Int.self, forKey: .code),
-                        message: try error.decode(String.self, forKey: .message)
+                // A JSON object with a code and a message of any JSON values, as coaty-js takes it.
+                let error = try container.decode(AnyCodable.self, forKey: .error)
+                guard case .object(let members) = error else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .error,
+                        in: container,
+                        debugDescription: "error must be a JSON object with a code and a message"
                     )
-                )
+                }
+                guard let code = members["code"], let message = members["message"] else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .error,
+                        in: container,
+                        debugDescription: "error must have a code and a message"
+                    )
+                }
+                self.outcome = .error(RemoteCallError(receivedCode: code, message: message, error: error))
             default:
                 throw DecodingError.dataCorrupted(
                     .init(codingPath: [], debugDescription: "a Return needs exactly one of result and error")

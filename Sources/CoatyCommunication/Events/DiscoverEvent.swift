@@ -23,13 +23,14 @@ public struct DiscoverEvent: Sendable {
         externalID: String?,
         objectID: ObjectID?,
         objectTypes: [String]?,
-        coreTypes: [CoreType]?
+        coreTypes: [CoreType]?,
+        acceptsEmptyIDs: Bool = false
     ) throws(CommunicationError) {
         self.externalID = externalID
         self.objectID = objectID
         self.objectTypes = objectTypes
         self.coreTypes = coreTypes
-        if let reason = self.invalidReason {
+        if let reason = self.invalidReason(acceptingEmptyIDs: acceptsEmptyIDs) {
             throw CommunicationError(.invalidArgument, reason)
         }
     }
@@ -64,9 +65,14 @@ public struct DiscoverEvent: Sendable {
     }
 
     /// Why the combination of parameters is invalid (protocol §2.3), or `nil`.
-    var invalidReason: String? {
-        if let externalID, externalID.isEmpty { return "externalId must not be empty" }
-        if let objectID, objectID.rawValue.isEmpty { return "objectId must not be empty" }
+    ///
+    /// A Discover built here may not carry an empty id, which no valid object has; a received one may,
+    /// as coaty-js accepts it (``unusableValues`` says so).
+    func invalidReason(acceptingEmptyIDs: Bool) -> String? {
+        if !acceptingEmptyIDs {
+            if let externalID, externalID.isEmpty { return "externalId must not be empty" }
+            if let objectID, objectID.rawValue.isEmpty { return "objectId must not be empty" }
+        }
         if let objectTypes, objectTypes.contains(where: \.isEmpty) { return "objectTypes must be non-empty strings" }
         switch (self.externalID != nil, self.objectID != nil, self.objectTypes != nil, self.coreTypes != nil) {
         case (false, true, false, false), (true, true, false, false), (true, false, _, _), (false, false, true, false),
@@ -79,6 +85,19 @@ public struct DiscoverEvent: Sendable {
         default:
             return "a Discover by objectId must not carry types"
         }
+    }
+
+    /// What in this received Discover cannot be used as it stands, for diagnostics: an empty object id or
+    /// external id, which no valid object has, so nothing resolves it.
+    var unusableValues: [String] {
+        var values: [String] = []
+        if let objectID, objectID.rawValue.isEmpty {
+            values.append("the Discover's objectId is empty, which no object has")
+        }
+        if let externalID, externalID.isEmpty {
+            values.append("the Discover's externalId is empty, which no object has")
+        }
+        return values
     }
 
     /// Whether this discovers by external id only (no object id).
@@ -146,8 +165,10 @@ public struct DiscoverEvent: Sendable {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.externalId = try container.decodeNonEmptyString(forKey: .externalId)
-            self.objectId = try container.decodeNonEmptyString(forKey: .objectId).map { ObjectID($0) }
+            // Any string, even an empty one, as coaty-js takes it (never `null`).
+            self.externalId =
+                container.contains(.externalId) ? try container.decode(String.self, forKey: .externalId) : nil
+            self.objectId = container.contains(.objectId) ? try container.decode(ObjectID.self, forKey: .objectId) : nil
             self.objectTypes = try container.decodeNonEmptyStrings(forKey: .objectTypes)
             self.coreTypes =
                 container.contains(.coreTypes) ? try container.decode([CoreType].self, forKey: .coreTypes) : nil
@@ -177,7 +198,8 @@ public struct DiscoverEvent: Sendable {
                 externalID: payload.externalId,
                 objectID: payload.objectId,
                 objectTypes: payload.objectTypes,
-                coreTypes: payload.coreTypes
+                coreTypes: payload.coreTypes,
+                acceptsEmptyIDs: true
             )
         } catch {
             throw .invalid(error.message)

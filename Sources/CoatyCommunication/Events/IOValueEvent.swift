@@ -1,6 +1,5 @@
 import CoatyCore
 public import CoatyModel
-import FoundationEssentials
 
 /// IO value: a value an IO source publishes on its associating route, for the associated IO actors.
 ///
@@ -42,8 +41,11 @@ public struct IOValueEvent: Sendable, Hashable {
 
     /// The payload parsed as JSON, or `nil` if it is not valid JSON (raw IO values).
     public var value: AnyCodable? {
-        try? JSONDecoder().decode(AnyCodable.self, from: Data(self.payload))
+        try? AnyCodable(json: self.payload)
     }
+
+    /// Whether the payload parses as JSON.
+    package var isJSON: Bool { self.value != nil }
 
     /// The Coaty IO route of an IO source: `coaty/3/<namespace>/IOV/<ioSourceID>`.
     public static func route(namespace: String, ioSourceID: ObjectID) -> String {

@@ -1,4 +1,5 @@
-/// A report of something the communication manager dropped instead of delivering or sending.
+/// A report of something the communication manager dropped instead of delivering or sending, or of an
+/// inbound value it delivered although it cannot be used as it stands.
 ///
 /// Bad inbound data never crashes an agent and is never lost silently: an undecodable or invalid
 /// event, a response that fails the requester-side checks, or a publication dropped from a full
@@ -15,6 +16,11 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
         case droppedPublication
         /// An observer's buffer was full and its oldest event was dropped.
         case droppedEvent
+        /// An inbound event was delivered, but holds a value that cannot be used as it stands and that
+        /// coaty-js accepts: an empty source-id or correlation-id topic level, an empty id in a
+        /// Discover, a Return error whose code is not an integer or whose message is not a string. The
+        /// app decides what to do with the event.
+        case unusableValue
     }
 
     /// What kind of drop this is.

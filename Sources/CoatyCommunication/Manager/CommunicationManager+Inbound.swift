@@ -52,6 +52,9 @@ extension CommunicationManager {
                     self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
                     return
                 }
+                for reason in event?.unusableValues ?? [] {
+                    self.report(.init(kind: .unusableValue, topic: message.topic, reason: reason))
+                }
             }
         }
         let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)

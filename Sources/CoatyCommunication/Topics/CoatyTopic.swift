@@ -5,7 +5,7 @@ public import CoatyModel
 ///
 /// Formatting is strict (``formatted`` of a topic built by the manager is always valid); parsing
 /// with ``init(parsing:)`` is lenient like coaty-js: extra levels are ignored, the version is not
-/// checked and any non-empty source id is accepted.
+/// checked, and any source id and correlation id is accepted, even an empty level.
 public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
     /// The protocol name, the first topic level.
     public static let protocolName = "coaty"
@@ -46,9 +46,14 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a topic name leniently, as coaty-js does.
     ///
+    /// An empty source-id or correlation-id level is accepted, as coaty-js accepts it: the topic then
+    /// has an empty ``sourceID`` or ``correlationID``, and a response to such a request goes to an
+    /// empty correlation level (the manager reports both as diagnostics).
+    ///
     /// Returns `nil` if the topic does not start with `coaty/`, has fewer than five levels, an
-    /// unparsable version, an unknown event code, an empty source id, or (for two-way events) no
-    /// correlation id.
+    /// unparsable version, an unknown event code, or (for two-way events) no sixth level. A broker
+    /// never routes a topic with a missing level to a Coaty subscription: `+` matches an empty level,
+    /// not a missing one.
     public init?(parsing topic: String) {
         // Works on the UTF-8 bytes with offsets: it runs for every inbound message, and `/` and `:`
         // are ASCII. Only the parts that are kept become strings.
@@ -96,12 +101,9 @@ public struct CoatyTopic: Sendable, Hashable, CustomStringConvertible {
             code = event
         }
         guard let eventCode = EventCode(bytes: code) else { return nil }
-        guard !source.isEmpty else { return nil }
         var correlationID: ObjectID?
         if eventCode.isTwoWay {
-            guard let correlation = levels.next(), !correlation.isEmpty, let text = string(correlation) else {
-                return nil
-            }
+            guard let correlation = levels.next(), let text = string(correlation) else { return nil }
             correlationID = ObjectID(text)
         }
         guard let namespaceText = string(namespace), let sourceText = string(source) else { return nil }

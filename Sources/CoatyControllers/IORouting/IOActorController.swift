@@ -24,6 +24,8 @@ public final class IOActorController: Controller {
     /// One actor's associations and who wants its values.
     private struct Item {
         let contextName: String
+        /// Whether the actor takes raw IO values; otherwise it gets only values that parse as JSON.
+        let usesRawValues: Bool
         var routes = ActorRoutes()
         /// The observation of each route, by the token its forwarding work carries: a value is handed
         /// on only while its route is observed for the actor and by that very work.
@@ -56,7 +58,9 @@ public final class IOActorController: Controller {
         let nodes = controller.communication.configuration.ioNodes
         var items: [ObjectID: Item] = [:]
         for node in nodes {
-            for actor in node.ioActors ?? [] { items[actor.objectID] = Item(contextName: node.name) }
+            for actor in node.ioActors ?? [] {
+                items[actor.objectID] = Item(contextName: node.name, usesRawValues: actor.useRawIoValues ?? false)
+            }
         }
         let observations = try await controller.communication.observeAssociates(
             ofContextsOf: nodes.filter { !($0.ioActors ?? []).isEmpty }
@@ -137,8 +141,11 @@ public final class IOActorController: Controller {
     /// The IO values for `actor`, from every IO source associated with it, as they arrive from now on.
     ///
     /// Returns without suspending. The stream finishes when the consumer stops or the agent stops.
-    /// Values are JSON or raw bytes as the source publishes them (`IOValueEvent.value` or
-    /// `IOValueEvent.payload`). Each call gets every value; values that arrive while nobody observes
+    /// An actor that does not use raw IO values (`useRawIoValues` not `true`) gets only values whose
+    /// payload parses as JSON (`IOValueEvent.value`); any other payload is dropped and reported on
+    /// `CommunicationManager.observeDiagnostics()` as an invalid inbound event, as coaty-js drops a
+    /// value it cannot parse. An actor that uses raw IO values gets every payload as it is
+    /// (`IOValueEvent.payload`). Each call gets every value; values that arrive while nobody observes
     /// them are dropped.
     ///
     /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
@@ -197,7 +204,8 @@ public final class IOActorController: Controller {
             )
             return
         }
-        let change = self.state.withLock { state -> (added: String?, released: WorkHandle?, token: Int)? in
+        typealias Change = (added: String?, released: WorkHandle?, token: Int, usesRawValues: Bool)
+        let change = self.state.withLock { state -> Change? in
             guard var item = state.items[actorID], !state.isStopped,
                 associate.ioContextName.utf8.elementsEqual(item.contextName.utf8)
             else { return nil }
@@ -205,7 +213,7 @@ public final class IOActorController: Controller {
             let token = state.makeID()
             if let route = change.added { item.tokens[route] = token }
             state.items[actorID] = item
-            return (change.added, change.released, token)
+            return (change.added, change.released, token, item.usesRawValues)
         }
         guard let change else { return }
         change.released?.cancel()
@@ -214,7 +222,14 @@ public final class IOActorController: Controller {
             // Cannot throw: the route was checked above as observeIOValue checks it.
             guard let values = try? await controller.communication.observeIOValue(route: route) else { return }
             let handle = controller.spawn { [weak self] in
-                for await value in values { self?.forward(value, to: actorID, on: route, token: change.token) }
+                for await value in values {
+                    // An actor that takes JSON gets only values that parse as JSON (coaty-js drops others).
+                    guard change.usesRawValues || value.isJSON else {
+                        Self.reportInvalidJSON(value, for: actorID, on: route, controller: controller)
+                        continue
+                    }
+                    self?.forward(value, to: actorID, on: route, token: change.token)
+                }
             }
             work = (handle, route)
         }
@@ -238,5 +253,22 @@ public final class IOActorController: Controller {
             // Yielding only buffers or resumes the consumer: it never runs a termination handler.
             for listener in item.valueListeners.values { listener.yield(value) }
         }
+    }
+
+    /// Reports a value dropped because it is not JSON and `actorID` does not use raw IO values.
+    private static func reportInvalidJSON(
+        _ value: IOValueEvent,
+        for actorID: ObjectID,
+        on route: String,
+        controller: ControllerContext
+    ) {
+        controller.communication.report(
+            .init(
+                kind: .invalidInboundEvent,
+                topic: route,
+                reason: "IO value of \(value.payload.count) bytes for IO actor \(actorID) is not valid JSON, "
+                    + "and the actor does not use raw IO values; dropped"
+            )
+        )
     }
 }

@@ -106,17 +106,20 @@ public struct CoatyJSONDecoder: Sendable {
     }
 
     static func cast<T: CoatyObject>(_ object: CoatyObject, to type: T.Type, codingPath: [any CodingKey]) throws -> T {
-        guard let result = object as? T else {
-            DecodingDiagnostics.note()
-            throw DecodingError.typeMismatch(
-                type,
-                DecodingError.Context(
-                    codingPath: codingPath,
-                    debugDescription: "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), "
-                        + "which is not a \(T.self)"
-                )
-            )
-        }
+        guard let result = object as? T else { throw Self.mismatch(object, expected: type, codingPath: codingPath) }
         return result
+    }
+
+    /// The error for an object that decoded as another class than the one asked for.
+    static func mismatch(_ object: CoatyObject, expected type: Any.Type, codingPath: [any CodingKey]) -> DecodingError {
+        DecodingDiagnostics.note()
+        return DecodingError.typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: codingPath,
+                debugDescription: "object type '\(object.objectType)' decoded as \(Swift.type(of: object)), "
+                    + "which is not a \(type)"
+            )
+        )
     }
 }

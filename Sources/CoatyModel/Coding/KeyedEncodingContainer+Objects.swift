@@ -3,8 +3,15 @@ extension KeyedEncodingContainer {
     ///
     /// - Throws: `EncodingError` if the object cannot be encoded.
     public mutating func encodeObject(_ object: CoatyObject, forKey key: Key) throws {
-        let encoder = self.superEncoder(forKey: key)
-        if let graph = encoder.userInfo[.objectGraphEncodingState] as? ObjectGraphEncodingState {
+        try Self.encode(object, to: self.superEncoder(forKey: key))
+    }
+
+    /// Writes `object` into `encoder`, or a reference to it inside an object graph.
+    static func encode(_ object: CoatyObject, to encoder: any Encoder) throws {
+        if let encoder = encoder as? JSONTreeEncoder {
+            // Also refuses an object that contains itself, which would be written forever.
+            try encoder.encodeObject(object)
+        } else if let graph = encoder.userInfo[.objectGraphEncodingState] as? ObjectGraphEncodingState {
             try graph.encodeReference(to: object, strong: true, encoder: encoder)
         } else {
             try object.encode(to: encoder)
@@ -25,12 +32,7 @@ extension KeyedEncodingContainer {
     public mutating func encodeObjects(_ objects: [CoatyObject], forKey key: Key) throws {
         var container = self.nestedUnkeyedContainer(forKey: key)
         for object in objects {
-            let encoder = container.superEncoder()
-            if let graph = encoder.userInfo[.objectGraphEncodingState] as? ObjectGraphEncodingState {
-                try graph.encodeReference(to: object, strong: true, encoder: encoder)
-            } else {
-                try object.encode(to: encoder)
-            }
+            try Self.encode(object, to: container.superEncoder())
         }
     }
 

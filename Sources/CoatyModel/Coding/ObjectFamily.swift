@@ -40,6 +40,8 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     }
 
     private var entries: [String: Entry]
+    /// Entries for types that are not Coaty objects (factories, ``DecoderUpdatable`` types), by type.
+    private(set) var valueEntries: [ObjectIdentifier: ValueEntry] = [:]
 
     /// Creates a family of the built-in types and `types`.
     ///
@@ -70,6 +72,70 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     ///   - factory: Builds the object; errors it throws fail (or skip) the object like any decoding error.
     public mutating func register(objectType: String, factory: @escaping Factory) {
         self.entries[objectType] = .factory(factory)
+    }
+
+    /// Registers a decoding factory for `type`, replacing an earlier registration.
+    ///
+    /// Whenever ``CoatyJSONDecoder`` decodes a `T` (at the top, as a property, as an array element), it
+    /// calls `factory` instead of `T.init(from:)`, handing it the decoder and the decode's
+    /// ``ObjectDecodingOptions/factoryContext``; under another decoder, ``decodeValue(_:from:)`` does the
+    /// same. For a ``CoatyObject`` class, this registers the factory under the class's object type, as
+    /// ``register(objectType:factory:)`` does.
+    ///
+    /// - Important: Inside `factory`, build the value with `T(from: decoder)`, not by decoding a `T` from
+    ///   the decoder again, which would call the factory again.
+    ///
+    /// - Parameters:
+    ///   - type: The type the factory makes.
+    ///   - factory: Builds the value; errors it throws fail the decode (or skip the array element) like any
+    ///     decoding error.
+    public mutating func register<T: Decodable & SendableMetatype>(
+        _ type: T.Type,
+        factory: @escaping @Sendable (_ decoder: any Decoder, _ context: (any Sendable)?) throws -> T
+    ) {
+        if let objectClass = T.self as? CoatyObject.Type {
+            self.register(objectType: objectClass.objectType) { decoder, context in
+                // `T` is a `CoatyObject` class here.
+                try factory(decoder, context) as! CoatyObject
+            }
+            return
+        }
+        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
+            try factory(decoder, options.factoryContext)
+        }
+    }
+
+    /// Registers a ``DecoderUpdatable`` type, so that decoding one updates the live instance with its
+    /// id in place instead of making a new one; replaces an earlier registration.
+    ///
+    /// The decode looks the instance up by ``DecoderUpdatable/decodingID(in:)``: among the instances of
+    /// the current decode, in the ``ObjectDecodingOptions/factoryContext`` when it is an
+    /// ``UpdatableInstanceStore``, and in the ``ObjectIdentityMap`` of
+    /// ``ObjectDecodingOptions/IdentityTracking/across(_:)``. It calls ``DecoderUpdatable/update(from:)``
+    /// on the instance it finds and returns that instance; otherwise it makes a new one with `factory`
+    /// (or `T.init(from:)`) and remembers it in the decode and the identity map.
+    ///
+    /// - Parameter type: The updatable type; new instances are made with `T.init(from:)`.
+    public mutating func register<T: DecoderUpdatable>(_ type: T.Type) {
+        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
+            try Self.decodeUpdatable(T.self, from: decoder, options: options, factory: nil)
+        }
+    }
+
+    /// Registers a ``DecoderUpdatable`` type with a factory that makes its new instances (for example to
+    /// add them to the app's store, the decode's ``ObjectDecodingOptions/factoryContext``); see
+    /// `register(_:)` for `DecoderUpdatable` types.
+    ///
+    /// - Parameters:
+    ///   - type: The updatable type.
+    ///   - factory: Makes a new instance when there is none to update. Build it with `T(from: decoder)`.
+    public mutating func register<T: DecoderUpdatable>(
+        _ type: T.Type,
+        factory: @escaping @Sendable (_ decoder: any Decoder, _ context: (any Sendable)?) throws -> T
+    ) {
+        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
+            try Self.decodeUpdatable(T.self, from: decoder, options: options, factory: factory)
+        }
     }
 
     /// The class registered for `objectType`, if it was registered as a class.
@@ -125,6 +191,20 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         return entries
     }()
 
+    /// The class ``decodeObject(from:)`` makes for an object of `objectType` and `coreType`: `nil` when a
+    /// factory decides, or when the combination is an error.
+    func chosenClass(objectType: String, coreType: CoreType) -> CoatyObject.Type? {
+        switch self.entries[objectType] {
+        case .type(let type):
+            if type.coreType == coreType { return type }
+            return Self.isBuiltIn(type, for: objectType) ? Self.fallbackClass(for: coreType) : nil
+        case .factory:
+            return nil
+        case nil:
+            return Self.fallbackClass(for: coreType)
+        }
+    }
+
     /// Whether `type` is the built-in class of `objectType` rather than one the app registered.
     private static func isBuiltIn(_ type: CoatyObject.Type, for objectType: String) -> Bool {
         guard case .type(let builtIn)? = Self.builtInEntries[objectType] else { return false }
@@ -163,19 +243,22 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         if let tree = decoder as? JSONValueDecoder, case .object(let members) = tree.value,
             case .string(let objectType)? = members["objectType"], case .string(let coreType)? = members["coreType"]
         {
+            // Marked, so that the class's `init(from:)` knows it was chosen here.
+            let entry = tree.asObjectEntry
             switch self.entries[objectType] {
             case .type(let type) where coreType == type.coreType.rawValue:
-                return try type.init(from: decoder)
+                return try type.init(from: entry)
             case .factory(let factory):
-                return try factory(decoder, options.factoryContext)
+                return try factory(entry, options.factoryContext)
             case nil:
                 if let coreType = CoreType(rawValue: coreType) {
-                    return try Self.fallbackClass(for: coreType).init(from: decoder)
+                    return try Self.fallbackClass(for: coreType).init(from: entry)
                 }
             default:
                 break  // a mismatch: the general path below reports it
             }
         }
+        let decoder = (decoder as? JSONValueDecoder)?.asObjectEntry ?? decoder
         let container = try decoder.container(keyedBy: DiscriminatorKeys.self)
         let objectType = try container.decode(String.self, forKey: .objectType)
         switch self.entries[objectType] {

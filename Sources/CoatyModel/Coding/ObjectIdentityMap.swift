@@ -7,7 +7,13 @@ import Synchronization
 /// beyond the objects alive in the app. It is thread-safe and can be shared by concurrent decodes.
 ///
 /// Objects are immutable, so a newer version of an object is a new instance. ``Policy`` decides which
-/// instance a later decode returns. Within a single decode, occurrences are always shared.
+/// instance a later decode returns. Within a single decode, occurrences are always shared. Only
+/// occurrences of the same object share an instance: an object with a known id but another object type
+/// or class (a `Switch` that a buggy peer gave the id of a `Light`) is returned as decoded and never
+/// replaces the entry under ``Policy/keepExisting``.
+///
+/// The map also remembers the live instances of ``DecoderUpdatable`` types, by type and id, which later
+/// decodes update in place (whatever the policy).
 public final class ObjectIdentityMap: Sendable {
     /// Which instance a decode returns for an object id the map already knows.
     public enum Policy: Sendable {
@@ -21,9 +27,20 @@ public final class ObjectIdentityMap: Sendable {
         weak var object: CoatyObject?
     }
 
+    private struct WeakInstance {
+        weak var instance: (any DecoderUpdatable)?
+    }
+
+    private struct InstanceKey: Hashable {
+        let type: ObjectIdentifier
+        let objectID: ObjectID
+    }
+
     private struct State {
         var entries: [ObjectID: WeakEntry] = [:]
         var pruneThreshold = 64
+        var instances: [InstanceKey: WeakInstance] = [:]
+        var instancePruneThreshold = 64
     }
 
     /// The policy for ids the map already knows.
@@ -52,12 +69,33 @@ public final class ObjectIdentityMap: Sendable {
         self.state.withLock { _ = $0.entries.removeValue(forKey: objectID) }
     }
 
-    /// Forgets every object.
+    /// The live ``DecoderUpdatable`` instance of `type` remembered for `objectID`, if any.
+    public func instance<T: DecoderUpdatable>(of type: T.Type, for objectID: ObjectID) -> T? {
+        self.state.withLock {
+            $0.instances[InstanceKey(type: ObjectIdentifier(type), objectID: objectID)]?.instance as? T
+        }
+    }
+
+    /// Remembers the live ``DecoderUpdatable`` `instance` for `objectID`, replacing an entry of the same type
+    /// and id, so that later decodes update it in place.
+    public func insert<T: DecoderUpdatable>(_ instance: T, for objectID: ObjectID) {
+        self.state.withLock { state in
+            state.instances[InstanceKey(type: ObjectIdentifier(T.self), objectID: objectID)] = WeakInstance(
+                instance: instance
+            )
+            if state.instances.count >= state.instancePruneThreshold {
+                state.instances = state.instances.filter { $0.value.instance != nil }
+                state.instancePruneThreshold = max(64, state.instances.count * 2)
+            }
+        }
+    }
+
+    /// Forgets every object and instance.
     public func removeAll() {
         self.state.withLock { $0 = State() }
     }
 
-    /// The number of live objects remembered.
+    /// The number of live objects remembered (not counting ``DecoderUpdatable`` instances).
     public var count: Int {
         self.state.withLock { $0.entries.values.count { $0.object != nil } }
     }
@@ -66,7 +104,9 @@ public final class ObjectIdentityMap: Sendable {
     func canonical(_ decoded: CoatyObject) -> CoatyObject {
         self.state.withLock { state in
             if self.policy == .keepExisting, let existing = state.entries[decoded.objectID]?.object {
-                return existing
+                // Another object with this id (another type or class) is returned as decoded and leaves
+                // the entry alone.
+                return IdentityScope.isSameObject(existing, decoded) ? existing : decoded
             }
             Self.store(decoded, in: &state)
             return decoded

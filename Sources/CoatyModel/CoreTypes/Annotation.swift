@@ -1,11 +1,11 @@
 /// An annotation (`coaty.Annotation`): a media item (text, image, document, …) attached to objects.
-public final class Annotation: CoatyObject, @unchecked Sendable {
+open class Annotation: CoatyObject, @unchecked Sendable {
     /// `coaty.Annotation`.
-    override public class var objectType: String { CoreType.annotation.objectType }
+    override open class var objectType: String { CoreType.annotation.objectType }
     /// ``CoreType/annotation``.
     override public class var coreType: CoreType { .annotation }
     /// The annotation's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The kind of media (`type` on the wire).
@@ -114,7 +114,7 @@ public final class Annotation: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the annotation; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.annotationType, forKey: .annotationType)

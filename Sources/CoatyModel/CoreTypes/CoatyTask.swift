@@ -1,11 +1,11 @@
 /// A task (`coaty.Task`, core type `Task`). Named `CoatyTask` so it never shadows Swift's `Task`.
-public final class CoatyTask: CoatyObject, @unchecked Sendable {
+open class CoatyTask: CoatyObject, @unchecked Sendable {
     /// `coaty.Task`.
-    override public class var objectType: String { CoreType.task.objectType }
+    override open class var objectType: String { CoreType.task.objectType }
     /// ``CoreType/task``.
     override public class var coreType: CoreType { .task }
     /// The task's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The task's state.
@@ -129,7 +129,7 @@ public final class CoatyTask: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the task; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.status, forKey: .status)

@@ -1,7 +1,7 @@
 /// A consumer of IO values (`coaty.IoActor`), fed by ``IOSource``s with a compatible value type.
-public final class IOActor: IOPoint, @unchecked Sendable {
+open class IOActor: IOPoint, @unchecked Sendable {
     /// `coaty.IoActor`.
-    override public class var objectType: String { CoreType.ioActor.objectType }
+    override open class var objectType: String { CoreType.ioActor.objectType }
     /// CoreType/ioActor.
     override public class var coreType: CoreType { .ioActor }
 

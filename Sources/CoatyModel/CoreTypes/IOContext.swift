@@ -2,9 +2,9 @@
 ///
 /// Its ``CoatyObject/name`` is the IO context name, which must be a valid event filter when
 /// associating. Apps add context properties (such as an operating state) as custom properties.
-public final class IOContext: CoatyObject, @unchecked Sendable {
+open class IOContext: CoatyObject, @unchecked Sendable {
     /// `coaty.IoContext`.
-    override public class var objectType: String { CoreType.ioContext.objectType }
+    override open class var objectType: String { CoreType.ioContext.objectType }
     /// ``CoreType/ioContext``.
     override public class var coreType: CoreType { .ioContext }
 }

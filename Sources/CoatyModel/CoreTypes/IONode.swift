@@ -3,13 +3,13 @@
 /// Its ``CoatyObject/name`` is the IO context name. The nested sources and actors are objects in their
 /// own right; they decode through the ``ObjectFamily`` (so a source with a custom object type and core
 /// type `IoSource` becomes an ``IOSource`` keeping its extra fields) and take part in identity tracking.
-public final class IONode: CoatyObject, @unchecked Sendable {
+open class IONode: CoatyObject, @unchecked Sendable {
     /// `coaty.IoNode`.
-    override public class var objectType: String { CoreType.ioNode.objectType }
+    override open class var objectType: String { CoreType.ioNode.objectType }
     /// ``CoreType/ioNode``.
     override public class var coreType: CoreType { .ioNode }
     /// The node's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The IO sources of this node; `nil` when the JSON omits them.
@@ -98,7 +98,7 @@ public final class IONode: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the node; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeObjectsIfPresent(self.ioSources, forKey: .ioSources)

@@ -3,9 +3,9 @@
 ///
 /// Not instantiated on its own: objects are always an ``IOSource`` or an ``IOActor``, which set the
 /// object type and core type.
-public class IOPoint: CoatyObject, @unchecked Sendable {
+open class IOPoint: CoatyObject, @unchecked Sendable {
     /// The IO point's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.pointKeys }
+    override open class var propertyKeys: Set<String> { Self.pointKeys }
     static let pointKeys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The type of the values, such as `"com.example.Temperature[Celsius]"`; never empty.
@@ -68,7 +68,7 @@ public class IOPoint: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the IO point; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.valueType, forKey: .valueType)

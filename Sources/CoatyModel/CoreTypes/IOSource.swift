@@ -1,11 +1,11 @@
 /// A producer of IO values (`coaty.IoSource`), routed to ``IOActor``s with a compatible value type.
-public final class IOSource: IOPoint, @unchecked Sendable {
+open class IOSource: IOPoint, @unchecked Sendable {
     /// `coaty.IoSource`.
-    override public class var objectType: String { CoreType.ioSource.objectType }
+    override open class var objectType: String { CoreType.ioSource.objectType }
     /// CoreType/ioSource.
     override public class var coreType: CoreType { .ioSource }
     /// The IO source's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = IOPoint.pointKeys.union(CodingKeys.allCases.map(\.rawValue))
 
     /// How values are throttled.
@@ -74,7 +74,7 @@ public final class IOSource: IOPoint, @unchecked Sendable {
     }
 
     /// Encodes the IO source; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(self.updateStrategy, forKey: .updateStrategy)

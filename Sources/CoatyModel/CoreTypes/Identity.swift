@@ -1,9 +1,9 @@
 /// The identity of a Coaty agent (`coaty.Identity`): every agent advertises one when it connects.
 ///
 /// It has no fields beyond ``CoatyObject``'s; apps may add custom properties.
-public final class Identity: CoatyObject, @unchecked Sendable {
+open class Identity: CoatyObject, @unchecked Sendable {
     /// `coaty.Identity`.
-    override public class var objectType: String { CoreType.identity.objectType }
+    override open class var objectType: String { CoreType.identity.objectType }
     /// ``CoreType/identity``.
     override public class var coreType: CoreType { .identity }
 }

@@ -1,11 +1,11 @@
 /// A geographic location (`coaty.Location`), as reported by the W3C Geolocation API.
-public final class Location: CoatyObject, @unchecked Sendable {
+open class Location: CoatyObject, @unchecked Sendable {
     /// `coaty.Location`.
-    override public class var objectType: String { CoreType.location.objectType }
+    override open class var objectType: String { CoreType.location.objectType }
     /// ``CoreType/location``.
     override public class var coreType: CoreType { .location }
     /// The location's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The position and when it was taken.
@@ -163,7 +163,7 @@ public final class Location: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the location.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.geoLocation, forKey: .geoLocation)

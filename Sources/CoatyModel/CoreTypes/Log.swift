@@ -1,11 +1,11 @@
 /// A log entry (`coaty.Log`) published by an agent, for example with a controller's `logInfo`.
-public final class Log: CoatyObject, @unchecked Sendable {
+open class Log: CoatyObject, @unchecked Sendable {
     /// `coaty.Log`.
-    override public class var objectType: String { CoreType.log.objectType }
+    override open class var objectType: String { CoreType.log.objectType }
     /// ``CoreType/log``.
     override public class var coreType: CoreType { .log }
     /// The log's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The severity.
@@ -172,7 +172,7 @@ public final class Log: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the log entry; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.logLevel, forKey: .logLevel)

@@ -1,13 +1,13 @@
 /// A snapshot (`coaty.Snapshot`) of another object at a point in time.
 ///
 /// Its ``CoatyObject/parentObjectID`` is mandatory here: the id of the snapshotted object.
-public final class Snapshot: CoatyObject, @unchecked Sendable {
+open class Snapshot: CoatyObject, @unchecked Sendable {
     /// `coaty.Snapshot`.
-    override public class var objectType: String { CoreType.snapshot.objectType }
+    override open class var objectType: String { CoreType.snapshot.objectType }
     /// ``CoreType/snapshot``.
     override public class var coreType: CoreType { .snapshot }
     /// The snapshot's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// When the snapshot was taken, in milliseconds since the Unix epoch (never 0).
@@ -102,7 +102,7 @@ public final class Snapshot: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the snapshot; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeNumber(self.creationTimestamp, forKey: .creationTimestamp)

@@ -1,12 +1,12 @@
 /// A user (`coaty.User`), modelled on the SCIM core user schema (RFC 7643). The SCIM `userName` is the
 /// object's ``CoatyObject/name``.
-public final class User: CoatyObject, @unchecked Sendable {
+open class User: CoatyObject, @unchecked Sendable {
     /// `coaty.User`.
-    override public class var objectType: String { CoreType.user.objectType }
+    override open class var objectType: String { CoreType.user.objectType }
     /// ``CoreType/user``.
     override public class var coreType: CoreType { .user }
     /// The user's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// The components of the user's real name.
@@ -336,7 +336,7 @@ public final class User: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the user; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.names, forKey: .names)

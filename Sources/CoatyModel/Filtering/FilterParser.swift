@@ -33,7 +33,7 @@ enum FilterParser {
         switch value {
         case .null: "null"
         case .bool: "a boolean"
-        case .int, .double: "a number"
+        case .int, .uint, .double: "a number"
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
@@ -67,6 +67,8 @@ enum FilterParser {
         switch value {
         case .int(let count):
             return count
+        case .uint(let count):
+            throw Self.error(container.codingPath + [key], "must be an integer that fits in Int, found \(count)")
         case .double(let count):
             guard let count = Int(exactly: count) else {
                 throw Self.error(container.codingPath + [key], "must be an integer, found \(count)")

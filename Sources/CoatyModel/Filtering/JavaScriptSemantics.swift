@@ -204,6 +204,7 @@ enum JavaScriptSemantics {
         case .null?: "null"
         case .bool(let flag)?: flag ? "true" : "false"
         case .int(let number)?: String(number)
+        case .uint(let number)?: Self.numberString(Double(number))
         case .double(let number)?: Self.numberString(number)
         case .string(let text)?: text
         case .array(let elements)?:
@@ -256,6 +257,7 @@ enum JavaScriptSemantics {
         case .null?: return 0
         case .bool(let flag)?: return flag ? 1 : 0
         case .int(let number)?: return Double(number)
+        case .uint(let number)?: return Double(number)
         case .double(let number)?: return number
         case .string(let text)?: return Self.number(parsing: text)
         case .array?, .object?: return Self.number(parsing: Self.string(value))

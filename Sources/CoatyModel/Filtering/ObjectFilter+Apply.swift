@@ -75,6 +75,11 @@ extension ObjectFilter {
         case (.int(let x)?, .int(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
         case (.int(let x)?, .double(let y)?): return Self.compare(x, y)
         case (.double(let x)?, .int(let y)?): return -Self.compare(y, x)
+        case (.uint(let x)?, .uint(let y)?): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.uint?, .int?): return 1  // every `uint` is above Int.max
+        case (.int?, .uint?): return -1
+        case (.uint(let x)?, .double(let y)?): return Self.compare(x, y)
+        case (.double(let x)?, .uint(let y)?): return -Self.compare(y, x)
         case (.double(let x)?, .double(let y)?):
             // NaN (never from JSON, but a program can make one) sorts after every number.
             if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? 1 : -1) }
@@ -83,6 +88,16 @@ extension ObjectFilter {
         }
         let (a, b) = (Self.typeRank(lhs), Self.typeRank(rhs))
         return a == b ? 0 : (a < b ? -1 : 1)
+    }
+
+    /// Compares an unsigned integer above `Int.max` with a double by their exact values (see the
+    /// overload for `Int`).
+    static func compare(_ integer: UInt64, _ double: Double) -> Int {
+        if double.isNaN || double >= 0x1p64 { return -1 }
+        if double < 0 { return 1 }
+        let floor = UInt64(double.rounded(.down))
+        if integer != floor { return integer < floor ? -1 : 1 }
+        return double > Double(floor) ? -1 : 0
     }
 
     /// Compares an integer with a double by their exact values.
@@ -104,7 +119,7 @@ extension ObjectFilter {
         case nil: -1
         case .null?: 0
         case .bool?: 1
-        case .int?, .double?: 2
+        case .int?, .uint?, .double?: 2
         case .string?: 3
         case .array?: 4
         case .object?: 5

@@ -50,6 +50,9 @@ struct PrimitiveElementIndex {
             case .int(let value):
                 self.keys.insert(.int(value))
                 self.keys.insert(.intAsDouble(Double(value)))
+            case .uint(let value):
+                // JavaScript holds it as the nearest double.
+                self.keys.insert(.double(Double(value)))
             case .double(let value):
                 self.keys.insert(.double(value))
             case .string(let value):
@@ -89,6 +92,8 @@ struct PrimitiveElementIndex {
         case .bool(let value): isFound = self.keys.contains(.bool(value))
         case .int(let value): isFound = self.keys.contains(.int(value)) || self.keys.contains(.double(Double(value)))
         case .double(let value): isFound = self.keys.contains(.double(value)) || self.keys.contains(.intAsDouble(value))
+        case .uint(let value):
+            isFound = self.keys.contains(.double(Double(value))) || self.keys.contains(.intAsDouble(Double(value)))
         case .string(let value): isFound = self.keys.contains(.string(ExactString(value: value)))
         case .array, .object: return .needsSearch
         }

@@ -5,7 +5,9 @@ extension AnyCodable: Codable {
     ///
     /// With ``CoatyJSONDecoder`` the value is taken from the parsed tree directly. With other decoders
     /// the kinds are tried in order (`null`, string, integer, floating point, boolean, array, object),
-    /// which throws and catches internally for every kind tried before the matching one.
+    /// which throws and catches internally for every kind tried before the matching one; a number is
+    /// read as ``int(_:)`` when `Int` takes it (so `1.0`, as our parser reads it too), and an integral
+    /// number above `Int.max` again as `UInt64`, exactly.
     ///
     /// - Throws: `DecodingError.typeMismatch` if the value is none of the JSON kinds.
     public init(from decoder: any Decoder) throws {
@@ -21,7 +23,15 @@ extension AnyCodable: Codable {
         } else if let value = Self.attempt(Int.self, container) {
             self = .int(value)
         } else if let value = Self.attempt(Double.self, container) {
-            self = .double(value)
+            // Above `Int.max`, an integral value is read again as `UInt64`, exactly, as our parser
+            // reads it (a `Double` keeps only 53 bits: `UInt64.max` reads as 2^64).
+            if value >= 0x1p63, value <= 0x1p64, value.rounded(.towardZero) == value,
+                let exact = Self.attempt(UInt64.self, container)
+            {
+                self = .uint(exact)
+            } else {
+                self = .double(value)
+            }
         } else if let value = Self.attempt(Bool.self, container) {
             self = .bool(value)
         } else if let value = Self.attempt([AnyCodable].self, container) {
@@ -47,6 +57,7 @@ extension AnyCodable: Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
+        case .uint(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)

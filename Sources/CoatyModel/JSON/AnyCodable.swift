@@ -1,8 +1,12 @@
 /// A JSON value of any shape: the type of free-form data such as `privateData`, Call parameters
 /// and results, and the custom properties of objects.
 ///
-/// It round-trips exactly: an integer stays ``int(_:)``, a number with a fraction or exponent
-/// stays ``double(_:)``, `true` stays ``bool(_:)``. Build values with literals:
+/// A number's case follows its value, as JavaScript sees it, not its spelling: an integral value that
+/// fits in `Int` is ``int(_:)`` (`1`, `1.0`, `1e3`), one above `Int.max` that fits in `UInt64` is
+/// ``uint(_:)`` (kept exact: `18446744073709551615`), every other number is ``double(_:)``. So every
+/// decoder reads the same text into the same value: ``CoatyJSONDecoder``, Foundation's `JSONDecoder`
+/// (which cannot tell `1.0` from `1`) and JavaScript's `JSON.parse`, for which they are one number. A
+/// value printed (``description``) is its compact JSON text. Build values with literals:
 ///
 /// ```swift
 /// let parameters: AnyCodable = ["color": "red", "luminosity": 0.75, "tags": [1, 2], "extra": nil]
@@ -16,15 +20,17 @@
 /// input. With another decoder (for example Foundation's `JSONDecoder`) `init(from:)` still works, trying
 /// `null`, then string, integer, floating point, boolean, array and object in that order.
 ///
-/// A number that `JSONEncoder` writes without a fraction (such as `2.0`, written `2`) reads back as
-/// ``int(_:)``, exactly as `JSON.parse` cannot tell the two apart either.
+/// A value built by hand may hold an integral ``double(_:)`` such as `.double(2)`: it is written `2`,
+/// as `JSON.stringify` writes it, and reads back as ``int(_:)``.
 public enum AnyCodable: Sendable, Hashable {
     /// JSON `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number written without fraction or exponent that fits in `Int`.
+    /// A number with an integral value that fits in `Int`.
     case int(Int)
+    /// A number with an integral value above `Int.max` that fits in `UInt64`, kept exact.
+    case uint(UInt64)
     /// Any other number.
     case double(Double)
     /// A string.
@@ -42,7 +48,7 @@ extension AnyCodable {
         return nil
     }
 
-    /// The value if this is an integer, or a double with an exact integer value.
+    /// The value if this is an integer that fits in `Int`, or a double with an exact integer value.
     public var intValue: Int? {
         switch self {
         case .int(let value): return value
@@ -51,10 +57,12 @@ extension AnyCodable {
         }
     }
 
-    /// The value if this is a number (integers are converted).
+    /// The value if this is a number (integers are converted, to the nearest `Double` for those beyond
+    /// 2^53).
     public var doubleValue: Double? {
         switch self {
         case .int(let value): return Double(value)
+        case .uint(let value): return Double(value)
         case .double(let value): return value
         default: return nil
         }
@@ -132,4 +140,9 @@ extension AnyCodable: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, AnyCodable)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+}
+
+extension AnyCodable: CustomStringConvertible {
+    /// The compact JSON text of the value, as ``jsonString``.
+    public var description: String { self.jsonString }
 }

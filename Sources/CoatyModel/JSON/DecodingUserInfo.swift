@@ -20,6 +20,8 @@ final class DecodingUserInfo {
     private let unscopedOptions: ObjectDecodingOptions?
     private var scopedOptions: ObjectDecodingOptions?
     private var dictionary: [CodingUserInfoKey: Any]?
+    /// The family's value entries, looked up once per decode; `nil` when it has none.
+    private var cachedValueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]??
 
     /// User info holding exactly `entries`.
     init(_ entries: [CodingUserInfoKey: any Sendable]) {
@@ -39,6 +41,16 @@ final class DecodingUserInfo {
     /// The family objects decode through, if the user info holds one.
     var family: ObjectFamily? {
         self.ownFamily ?? self.entries[.objectFamily] as? ObjectFamily
+    }
+
+    /// The value entries (factories, ``DecoderUpdatable`` types) of the family, or `nil` if it has none:
+    /// every value that is not a standard type asks, so the answer is kept.
+    var valueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]? {
+        if let cachedValueEntries { return cachedValueEntries }
+        let entries = self.family?.valueEntries
+        let result = entries?.isEmpty == false ? entries : nil
+        self.cachedValueEntries = .some(result)
+        return result
     }
 
     /// The options of this decode, if the user info holds them; the same value, with the same identity

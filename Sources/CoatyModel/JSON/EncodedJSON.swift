@@ -81,7 +81,7 @@ extension EncodedJSON {
         case .null: return .null
         case .bool(let value): return .bool(value)
         case .integer(let value): return Int(exactly: value).map(AnyCodable.int) ?? .double(Double(value))
-        case .unsigned(let value): return Int(exactly: value).map(AnyCodable.int) ?? .double(Double(value))
+        case .unsigned(let value): return Int(exactly: value).map(AnyCodable.int) ?? .uint(value)
         case .double(let value): return Self.reread(JSONWriter.format(value), value)
         case .float(let value): return Self.reread(JSONWriter.format(value), Double(value))
         case .string(let value): return .string(value)

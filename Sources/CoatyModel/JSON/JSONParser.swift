@@ -3,9 +3,10 @@ import CoatyCore
 /// A small, strict JSON parser (RFC 8259) that builds ``AnyCodable`` trees without throwing on valid input.
 ///
 /// It exists so that AnyCodable-heavy paths (custom properties, `privateData`, Call parameters) never go
-/// through a chain of failed `Decoder` attempts: the parser already knows each value's kind. Integers
-/// without fraction or exponent that fit in `Int` become ``AnyCodable/int(_:)``; every other number
-/// becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
+/// through a chain of failed `Decoder` attempts: the parser already knows each value's kind. Numbers with
+/// an integral value that fits in `Int` become ``AnyCodable/int(_:)`` (`1`, `1.0`, `1e3`), those above
+/// `Int.max` that fit in `UInt64` ``AnyCodable/uint(_:)``, exactly (an integer literal is read digit by
+/// digit, never through `Double`); every other number becomes ``AnyCodable/double(_:)``. Nesting deeper than `maximumDepth` is an error, never a stack
 /// overflow. Duplicate object keys keep the last value, as `JSON.parse` does; two keys of different code
 /// points that are canonically equivalent (which a Swift dictionary cannot hold apart) are an error. A
 /// number too large for `Double` (such as `1e400`) is an error, where JavaScript makes it `Infinity`: no
@@ -291,12 +292,101 @@ struct JSONParser {
         }
         let range = start..<self.index
         if isInteger, let value = Self.parseInt(self.bytes, range) { return .int(value) }
+        if isInteger, let value = Self.parseUInt64(self.bytes, range) { return .uint(value) }
         let text = self.bytes.withUnsafeBufferPointer { buffer in
             String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
         }
         // A literal beyond `Double`'s range would become an infinity, which JSON cannot write back.
         guard let value = Double(text), value.isFinite else { throw self.error("number out of range") }
+        // The case follows the exact value, not the spelling (`1.0` and `1e3` are integers), as
+        // JavaScript sees it and as `JSONDecoder` reads it (it gives `Int` for `1.0`).
+        if !isInteger, let integer = Self.exactInteger(self.bytes, range) { return integer }
         return .double(value)
+    }
+
+    /// The exact value of a validated number literal with a fraction or an exponent, if it is an integer
+    /// that fits in `Int` (``AnyCodable/int(_:)``) or `UInt64` (``AnyCodable/uint(_:)``): `1.0`, `1e3`,
+    /// `2.50e1`, but not `1e-400` or `9223372036854775807.5`, which a `Double` would round to integers.
+    private static func exactInteger(_ bytes: [UInt8], _ range: Range<Int>) -> AnyCodable? {
+        var index = range.lowerBound
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        func isDigit(_ position: Int) -> Bool {
+            position < range.upperBound && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position])
+        }
+        // The digits of the integer part and the fraction, without the point.
+        let integerDigits =
+            index..<{
+                var end = index
+                while isDigit(end) { end += 1 }
+                return end
+            }()
+        index = integerDigits.upperBound
+        var fractionDigits = index..<index
+        if index < range.upperBound, bytes[index] == UInt8(ascii: ".") {
+            var end = index + 1
+            while isDigit(end) { end += 1 }
+            fractionDigits = (index + 1)..<end
+            index = end
+        }
+        var exponent = 0
+        if index < range.upperBound {  // `e` or `E`, a sign, digits
+            index += 1
+            let isNegative = bytes[index] == UInt8(ascii: "-")
+            if !isDigit(index) { index += 1 }
+            while isDigit(index) {
+                // Beyond ±10,000 the value is 0 or infinite, which the caller has ruled out or keeps as a double.
+                exponent = min(exponent * 10 + Int(bytes[index] - UInt8(ascii: "0")), 10_000)
+                index += 1
+            }
+            if isNegative { exponent = -exponent }
+        }
+        // The significant digits, without trailing zeros (each one raises the exponent).
+        let count = integerDigits.count + fractionDigits.count
+        func digit(_ offset: Int) -> UInt64 {
+            let position =
+                offset < integerDigits.count
+                ? integerDigits.lowerBound + offset : fractionDigits.lowerBound + offset - integerDigits.count
+            return UInt64(bytes[position] - UInt8(ascii: "0"))
+        }
+        var significant = count
+        while significant > 0, digit(significant - 1) == 0 { significant -= 1 }
+        if significant == 0 { return .int(0) }
+        var scale = exponent - fractionDigits.count + (count - significant)
+        guard scale >= 0 else { return nil }
+        var magnitude: UInt64 = 0
+        for offset in 0..<significant {
+            let (multiplied, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = multiplied.addingReportingOverflow(digit(offset))
+            if overflow1 || overflow2 { return nil }
+            magnitude = added
+        }
+        while scale > 0 {
+            let (multiplied, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            if overflow { return nil }
+            magnitude = multiplied
+            scale -= 1
+        }
+        if negative {
+            guard magnitude <= UInt64(Int.max) + 1 else { return nil }
+            return .int(magnitude == UInt64(Int.max) + 1 ? Int.min : -Int(magnitude))
+        }
+        if let integer = Int(exactly: magnitude) { return .int(integer) }
+        return .uint(magnitude)
+    }
+
+    /// Parses a validated, non-negative integer literal above `Int.max`, or returns `nil` when it is
+    /// negative or overflows `UInt64`.
+    private static func parseUInt64(_ bytes: [UInt8], _ range: Range<Int>) -> UInt64? {
+        guard bytes[range.lowerBound] != UInt8(ascii: "-") else { return nil }
+        var value: UInt64 = 0
+        for index in range {
+            let (multiplied, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = multiplied.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            value = added
+        }
+        return value
     }
 
     private func isDigit() -> Bool {

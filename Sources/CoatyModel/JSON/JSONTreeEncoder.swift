@@ -18,7 +18,16 @@ final class JSONTreeEncoder: Encoder {
     /// The coding path above the root of the chain: empty, except for a deferred encoder (see
     /// ``deferredChild(_:)``), which holds its path instead of its parent.
     private let basePath: [any CodingKey]
-    let userInfo: [CodingUserInfoKey: Any]
+    /// What every encoder of one encoding shares.
+    let session: EncodingSession
+    /// How many `encode(to:)` calls this encoder is nested in; see ``maximumDepth``.
+    let depth: Int
+    var userInfo: [CodingUserInfoKey: Any] { self.session.userInfo }
+
+    /// The deepest nesting of values encoded, which is also the deepest JSON our decoders accept. Only a
+    /// reference cycle reaches it in practice: a value that contains itself would recurse until the
+    /// stack overflows.
+    static let maximumDepth = JSONParser.defaultMaximumDepth
     /// What has been encoded so far: the single value, or the container all containers write into.
     /// Not checked for exclusive access at run time, for the reason `EncodedObject` gives.
     @exclusivity(unchecked) private(set) var result: EncodedJSON = .object(EncodedObject())
@@ -51,17 +60,19 @@ final class JSONTreeEncoder: Encoder {
         parent: JSONTreeEncoder? = nil,
         component: PathComponent? = nil,
         basePath: [any CodingKey] = [],
-        userInfo: [CodingUserInfoKey: Any]
+        session: EncodingSession,
+        depth: Int = 0
     ) {
         self.parent = parent
         self.component = component
         self.basePath = basePath
-        self.userInfo = userInfo
+        self.session = session
+        self.depth = depth
     }
 
     /// An encoder for the value at `component` of this encoder's container.
     func child(_ component: PathComponent) -> JSONTreeEncoder {
-        JSONTreeEncoder(parent: self, component: component, userInfo: self.userInfo)
+        JSONTreeEncoder(parent: self, component: component, session: self.session, depth: self.depth + 1)
     }
 
     /// An encoder for the value at `component` that is written after the call returns
@@ -71,7 +82,7 @@ final class JSONTreeEncoder: Encoder {
     /// make a cycle that leaked both encoders and all they encoded. Every event that carries an object
     /// encodes it this way, and each leaked about 0.4–1.6 KB.
     func deferredChild(_ component: PathComponent) -> JSONTreeEncoder {
-        JSONTreeEncoder(basePath: self.path(appending: component), userInfo: self.userInfo)
+        JSONTreeEncoder(basePath: self.path(appending: component), session: self.session, depth: self.depth + 1)
     }
 
     /// The coding path of the value at `component` of this encoder's container.
@@ -83,9 +94,14 @@ final class JSONTreeEncoder: Encoder {
 
     /// Encodes a value and returns its tree.
     static func encode(_ value: some Encodable, userInfo: [CodingUserInfoKey: Any]) throws -> EncodedJSON {
-        let encoder = JSONTreeEncoder(userInfo: userInfo)
+        let encoder = JSONTreeEncoder(session: EncodingSession(userInfo: userInfo))
         if let direct = try encoder.directValue(value, path: []) { return direct }
-        try value.encode(to: encoder)
+        if let object = value as? CoatyObject {
+            // The root of an object graph's table entry is written here, never as a reference.
+            try encoder.encodeObjectInline(object)
+        } else {
+            try value.encode(to: encoder)
+        }
         return encoder.result
     }
 
@@ -93,7 +109,7 @@ final class JSONTreeEncoder: Encoder {
     func box<T: Encodable>(_ value: T, at component: PathComponent) throws -> EncodedJSON {
         if let direct = try self.directValue(value, path: self.path(appending: component)) { return direct }
         let encoder = self.child(component)
-        try value.encode(to: encoder)
+        try encoder.encodeNested(value)
         return encoder.result
     }
 
@@ -104,10 +120,70 @@ final class JSONTreeEncoder: Encoder {
             parent: self.parent,
             component: self.component,
             basePath: self.basePath,
-            userInfo: self.userInfo
+            session: self.session,
+            depth: self.depth + 1
         )
-        try value.encode(to: encoder)
+        try encoder.encodeNested(value)
         return encoder.result
+    }
+
+    /// Encodes a value nested in another into this (fresh) encoder: inside an object graph, a Coaty
+    /// object as a reference to its table entry, however it is reached (keyed, unkeyed or single-value
+    /// container), since the graph decoder follows a reference from any of them.
+    private func encodeNested<T: Encodable>(_ value: T) throws {
+        try self.checkDepth()
+        if let graph = self.session.graph, let object = value as? CoatyObject {
+            try graph.encodeReference(to: object, strong: true, encoder: self)
+            return
+        }
+        try value.encode(to: self)
+    }
+
+    /// Encodes a Coaty object nested in another into this (fresh) encoder, as
+    /// `KeyedEncodingContainer.encodeObject(_:forKey:)` does: a reference inside an object graph,
+    /// otherwise the object itself, refusing one that contains itself.
+    func encodeObject(_ object: CoatyObject) throws {
+        try self.checkDepth()
+        if let graph = self.session.graph {
+            try graph.encodeReference(to: object, strong: true, encoder: self)
+        } else {
+            try self.encodeObjectInline(object)
+        }
+    }
+
+    /// Encodes `object` itself into this encoder, refusing it if it is being encoded already: an object
+    /// that contains itself through strong references would be written forever.
+    private func encodeObjectInline(_ object: CoatyObject) throws {
+        if let start = self.session.objectsInProgress.firstIndex(where: { $0 === object }) {
+            let cycle = Array(self.session.objectsInProgress[start...]) + [object]
+            let names = cycle.map { "'\($0.objectID)' (\($0.objectType))" }
+            throw EncodingError.invalidValue(
+                object,
+                EncodingError.Context(
+                    codingPath: self.codingPath,
+                    debugDescription: "strong reference cycle " + names.joined(separator: " → ")
+                        + " cannot be written as JSON; make one of these references an ObjectLink, "
+                        + "or store the graph with ObjectGraphEncoder"
+                )
+            )
+        }
+        self.session.objectsInProgress.append(object)
+        defer { self.session.objectsInProgress.removeLast() }
+        try object.encode(to: self)
+    }
+
+    /// Throws once values nest deeper than ``maximumDepth``, which only a reference cycle does in
+    /// practice, instead of recursing until the stack overflows.
+    private func checkDepth() throws {
+        guard self.depth >= Self.maximumDepth else { return }
+        throw EncodingError.invalidValue(
+            "",
+            EncodingError.Context(
+                codingPath: self.codingPath,
+                debugDescription: "values nest deeper than \(Self.maximumDepth) levels, which no decoder here "
+                    + "accepts; a value that contains itself (a reference cycle) does that"
+            )
+        )
     }
 
     /// Values written without an encoder of their own: the types `JSONEncoder` special-cases, and
@@ -146,6 +222,7 @@ final class JSONTreeEncoder: Encoder {
         case .null: return .null
         case .bool(let value): return .bool(value)
         case .int(let value): return .integer(Int64(value))
+        case .uint(let value): return .unsigned(value)
         case .double(let value): return try Self.number(value, path: path())
         case .string(let value): return .string(value)
         case .array(let elements):
@@ -156,11 +233,13 @@ final class JSONTreeEncoder: Encoder {
             }
             return .array(array)
         case .object(let members):
+            // In key order, not the dictionary's, which differs from process to process.
+            let sorted = members.sorted { JSONKeyOrder.precedes($0.key, $1.key) }
             var keys: [String] = []
             var values: [EncodedJSON] = []
-            keys.reserveCapacity(members.count)
-            values.reserveCapacity(members.count)
-            for (key, member) in members {
+            keys.reserveCapacity(sorted.count)
+            values.reserveCapacity(sorted.count)
+            for (key, member) in sorted {
                 keys.append(key)
                 values.append(try Self.tree(of: member, path: path() + [AnyCodingKey(key)]))
             }

@@ -7,6 +7,21 @@ struct JSONValueDecoder: Decoder {
     let node: CodingPathNode
     /// Shared by every decoder and container of one decode.
     let context: DecodingUserInfo
+    /// Whether ``ObjectFamily`` chose the class this decoder is handed to (see
+    /// ``CoatyObject/init(from:)``, which then need not check that the object keeps its class).
+    var isObjectEntry = false
+
+    /// Whether `decoder` is one of ours that ``ObjectFamily`` handed to the class it chose.
+    static func isObjectEntry(_ decoder: any Decoder) -> Bool {
+        (decoder as? JSONValueDecoder)?.isObjectEntry ?? false
+    }
+
+    /// This decoder, marked as handed by ``ObjectFamily`` to the class it chose.
+    var asObjectEntry: JSONValueDecoder {
+        var decoder = self
+        decoder.isObjectEntry = true
+        return decoder
+    }
 
     var codingPath: [any CodingKey] { self.node.path }
     var userInfo: [CodingUserInfoKey: Any] { self.context.values }
@@ -41,10 +56,28 @@ struct JSONValueDecoder: Decoder {
     }
 
     /// Unboxes a value of a standard type, or decodes it through `init(from:)`.
+    ///
+    /// A ``CoatyObject`` of any class is decoded through the decode's ``ObjectFamily``, so that
+    /// synthesized `Codable` and generic code keep the subclass the family chooses (and honour identity
+    /// tracking and graph references) instead of calling the static type's `init(from:)`; a type the
+    /// family has a value entry for (a factory, or ``DecoderUpdatable``) goes through that entry.
     func unbox<T: Decodable>(_ type: T.Type) throws -> T {
         // `T` is `AnyCodable` itself here, so the cast cannot fail. A checked `as? T` made the
         // unspecialised code look up generic metadata at run time, for every value it unboxed.
         if T.self == AnyCodable.self { return unsafeBitCast(self.value, to: T.self) }
+        if T.self == ObjectID.self { return unsafeBitCast(ObjectID(try self.unboxString()), to: T.self) }
+        if T.self is CoatyObject.Type {
+            let object = try ObjectFamily.current(in: self).decodeObject(from: self)
+            guard let result = object as? T else {
+                throw CoatyJSONDecoder.mismatch(object, expected: T.self, codingPath: self.codingPath)
+            }
+            return result
+        }
+        if let entries = self.context.valueEntries, let entry = entries[ObjectIdentifier(T.self)] {
+            let options = self.context.options ?? ObjectDecodingOptions()
+            // The entry was registered for `T`, so it returns a `T`.
+            return try entry.decode(self, options) as! T
+        }
         return try T(from: self)
     }
 
@@ -62,6 +95,7 @@ struct JSONValueDecoder: Decoder {
         switch self.value {
         case .double(let value): return value
         case .int(let value): return Double(value)
+        case .uint(let value): return Double(value)
         default: throw self.typeMismatch(Double.self, at: self.node)
         }
     }
@@ -87,8 +121,13 @@ struct JSONValueDecoder: Decoder {
         switch self.value {
         case .int(let value):
             if let result = T(exactly: value) { return result }
-        case .double(let value):
+        case .uint(let value):
             if let result = T(exactly: value) { return result }
+        case .double(let value):
+            // The parser reads every integer it can hold exactly as `int` or `uint`; a double beyond
+            // 2^53 may be a literal it rounded (`-9223372036854775809`), so it is refused, as
+            // `JSONDecoder` refuses such literals.
+            if value.magnitude < 0x1p53, let result = T(exactly: value) { return result }
         default:
             throw self.typeMismatch(T.self, at: self.node)
         }
@@ -293,7 +332,7 @@ extension AnyCodable {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
-        case .int, .double: return "a number"
+        case .int, .uint, .double: return "a number"
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"

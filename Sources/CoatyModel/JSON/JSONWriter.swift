@@ -6,15 +6,18 @@
 /// - a floating-point number is its shortest round-trip `description`, without a trailing `.0`
 ///   (`2`, `0.1`, `1e-05`, `1e+20`), which is exactly what `JSONEncoder` prints for every finite
 ///   value (checked against it on random bit patterns in the tests).
+///
+/// With `sortedKeys`, every object's keys are written in ``JSONKeyOrder``; otherwise in the order they
+/// were encoded.
 enum JSONWriter {
-    static func write(_ value: EncodedJSON) -> [UInt8] {
+    static func write(_ value: EncodedJSON, sortedKeys: Bool = false) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
-        Self.write(value, into: &output)
+        Self.write(value, into: &output, sortedKeys: sortedKeys)
         return output
     }
 
-    static func write(_ value: EncodedJSON, into output: inout [UInt8]) {
+    static func write(_ value: EncodedJSON, into output: inout [UInt8], sortedKeys: Bool = false) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: value ? "true".utf8 : "false".utf8)
@@ -28,21 +31,38 @@ enum JSONWriter {
             output.append(UInt8(ascii: "["))
             for (index, element) in array.elements.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                Self.write(element, into: &output)
+                Self.write(element, into: &output, sortedKeys: sortedKeys)
             }
             output.append(UInt8(ascii: "]"))
         case .object(let object):
             output.append(UInt8(ascii: "{"))
-            for index in object.keys.indices {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                Self.writeString(object.keys[index], into: &output)
-                output.append(UInt8(ascii: ":"))
-                Self.write(object.values[index], into: &output)
+            if sortedKeys {
+                let order = object.keys.indices.sorted { JSONKeyOrder.precedes(object.keys[$0], object.keys[$1]) }
+                for (position, index) in order.enumerated() {
+                    Self.writeMember(of: object, at: index, isFirst: position == 0, into: &output, sortedKeys: true)
+                }
+            } else {
+                for index in object.keys.indices {
+                    Self.writeMember(of: object, at: index, isFirst: index == 0, into: &output, sortedKeys: false)
+                }
             }
             output.append(UInt8(ascii: "}"))
         case .deferred(let encoder):
-            Self.write(encoder.result, into: &output)
+            Self.write(encoder.result, into: &output, sortedKeys: sortedKeys)
         }
+    }
+
+    private static func writeMember(
+        of object: EncodedObject,
+        at index: Int,
+        isFirst: Bool,
+        into output: inout [UInt8],
+        sortedKeys: Bool
+    ) {
+        if !isFirst { output.append(UInt8(ascii: ",")) }
+        Self.writeString(object.keys[index], into: &output)
+        output.append(UInt8(ascii: ":"))
+        Self.write(object.values[index], into: &output, sortedKeys: sortedKeys)
     }
 
     /// The JSON text of a finite floating-point number.

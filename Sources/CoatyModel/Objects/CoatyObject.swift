@@ -6,18 +6,43 @@
 ///
 /// ## Subclassing
 ///
-/// Subclasses must:
+/// Subclass `CoatyObject`, or the class of the core type you specialise (``CoatyTask`` for a task,
+/// ``IOSource``, ``Sensor``, …): the core type comes with the class, with its fields and validation, so
+/// an agent that does not know your class still decodes your object as that core type. Subclasses:
 /// - override the class property ``objectType-swift.type.property`` with a unique, namespaced name such
-///   as `"com.example.Light"` (the `coaty.` prefix is reserved), and ``coreType-swift.type.property``
-///   when they specialise a core type other than `CoatyObject`;
+///   as `"com.example.Light"` (the `coaty.` prefix is reserved);
 /// - declare only immutable (`let`) stored properties of `Sendable` types;
-/// - list the JSON keys they decode and encode themselves in ``propertyKeys``, so that those keys are
-///   not also kept as ``customProperties``;
+/// - add the JSON keys they decode and encode themselves to ``propertyKeys``
+///   (`super.propertyKeys.union(["urgency"])`), so that those keys are not also kept as
+///   ``customProperties``;
 /// - restate `@unchecked Sendable`, implement `init(from:)` and `encode(to:)`, and call `super` on the
-///   same decoder or encoder, so that all properties share one flat JSON object;
-/// - decode and encode object-valued properties with `decodeObject(_:forKey:)`/`encodeObject(_:forKey:)`
-///   (and the array variants), so that they decode polymorphically and take part in identity tracking and
-///   object graphs; use ``ObjectLink`` for back references that could close a cycle.
+///   same decoder or encoder, so that all properties share one flat JSON object. The property helpers
+///   `decoder.decodeProperty(_:)` and `encoder.encodeProperty(_:forKey:)` make each field one line;
+/// - decode and encode object-valued properties through those helpers or with
+///   `decodeObject(_:forKey:)`/`encodeObject(_:forKey:)` (and the array variants), so that they decode
+///   polymorphically and take part in identity tracking and object graphs; use ``ObjectLink`` for back
+///   references that could close a cycle.
+///
+/// ```swift
+/// final class HelloWorldTask: CoatyTask, @unchecked Sendable {
+///     override class var objectType: String { "com.helloworld.HelloWorldTask" }
+///     override class var propertyKeys: Set<String> { super.propertyKeys.union(["urgency"]) }
+///     let urgency: Int
+///
+///     init(name: String, creatorID: ObjectID, urgency: Int) {
+///         self.urgency = urgency
+///         super.init(name: name, status: .request, creatorID: creatorID, creationTimestamp: 1_700_000_000_000)
+///     }
+///     required init(from decoder: any Decoder) throws {
+///         self.urgency = try decoder.decodeProperty("urgency")
+///         try super.init(from: decoder)
+///     }
+///     override func encode(to encoder: any Encoder) throws {
+///         try super.encode(to: encoder)
+///         try encoder.encodeProperty(self.urgency, forKey: "urgency")
+///     }
+/// }
+/// ```
 ///
 /// ## Validation
 ///
@@ -33,7 +58,11 @@ open class CoatyObject: Codable, @unchecked Sendable {
     open class var objectType: String { CoreType.coatyObject.objectType }
 
     /// The core type that instances of this class carry.
-    open class var coreType: CoreType { .coatyObject }
+    ///
+    /// It comes with the class a subclass extends and cannot be overridden outside this module: to
+    /// specialise a core type, subclass its class (``CoatyTask`` for `Task`), so that the object has the
+    /// fields that core type promises.
+    public class var coreType: CoreType { .coatyObject }
 
     /// The JSON keys this class and its superclasses below `CoatyObject` decode and encode themselves.
     ///
@@ -132,6 +161,11 @@ open class CoatyObject: Codable, @unchecked Sendable {
                 debugDescription: "unknown core type '\(coreTypeName)'"
             )
         }
+        // Before the core-type check: a Task decoded as a plain CoatyObject is a lost subclass, not a
+        // core-type mismatch, and the error should say how to decode it.
+        if !JSONValueDecoder.isObjectEntry(decoder) {
+            try Self.checkKeepsClass(objectType: objectType, coreType: coreType, decoder: decoder)
+        }
         guard coreType == Self.coreType else {
             throw DecodingError.dataCorruptedError(
                 forKey: .coreType,
@@ -161,6 +195,30 @@ open class CoatyObject: Codable, @unchecked Sendable {
         self.customProperties = try Self.decodeCustomProperties(from: decoder)
     }
 
+    /// Throws if the decoder's ``ObjectFamily`` decodes this object as a subclass of `Self`: then
+    /// `init(from:)` was called directly (by synthesized `Codable` or a generic `Decodable` under a
+    /// decoder other than ``CoatyJSONDecoder``), and the object would silently lose its class.
+    ///
+    /// ``ObjectFamily`` marks the decoders it hands to the class it chose, so our own decoder skips
+    /// this; another decoder pays one lookup in the family.
+    private static func checkKeepsClass(objectType: String, coreType: CoreType, decoder: any Decoder) throws {
+        guard let chosen = ObjectFamily.current(in: decoder).chosenClass(objectType: objectType, coreType: coreType),
+            ObjectIdentifier(chosen) != ObjectIdentifier(Self.self), chosen is Self.Type
+        else { return }
+        DecodingDiagnostics.note()
+        throw DecodingError.typeMismatch(
+            Self.self,
+            DecodingError.Context(
+                codingPath: decoder.codingPath,
+                debugDescription: "object type '\(objectType)' decodes as \(chosen) in this decoder's object family, "
+                    + "but \(Self.self).init(from:) was called directly (synthesized Codable or a generic Decodable "
+                    + "under a decoder other than CoatyJSONDecoder), which would lose the subclass. Decode it "
+                    + "with container.decodeObject(\(Self.self).self, forKey:), decoder.decodeProperty(_:) or "
+                    + "ObjectFamily.decodeObject(from:), or decode with CoatyJSONDecoder, which keeps the subclass"
+            )
+        )
+    }
+
     /// Collects every key that neither the base class nor ``propertyKeys`` declares.
     private static func decodeCustomProperties(from decoder: any Decoder) throws -> [String: AnyCodable] {
         let declared = Self.propertyKeys
@@ -179,12 +237,14 @@ open class CoatyObject: Codable, @unchecked Sendable {
         return custom
     }
 
-    /// Encodes the custom properties, then the base fields; absent optionals are omitted, never `null`.
+    /// Encodes the custom properties (in key order), then the base fields; absent optionals are omitted,
+    /// never `null`.
     open func encode(to encoder: any Encoder) throws {
         if !self.customProperties.isEmpty {
             let declared = Self.propertyKeys
             var all = encoder.container(keyedBy: AnyCodingKey.self)
-            for (key, value) in self.customProperties
+            // In key order, not the dictionary's, which differs from process to process.
+            for (key, value) in self.customProperties.sorted(by: { JSONKeyOrder.precedes($0.key, $1.key) })
             where !Self.baseKeys.contains(key) && !declared.contains(key) {
                 try all.encode(value, forKey: AnyCodingKey(key))
             }

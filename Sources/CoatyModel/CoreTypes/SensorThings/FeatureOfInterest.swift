@@ -1,10 +1,10 @@
 /// A SensorThings feature of interest (`coaty.sensorThings.FeatureOfInterest`, core type `CoatyObject`):
 /// the feature whose property an observation measures.
-public final class FeatureOfInterest: CoatyObject, @unchecked Sendable {
+open class FeatureOfInterest: CoatyObject, @unchecked Sendable {
     /// `coaty.sensorThings.FeatureOfInterest`.
-    override public class var objectType: String { "coaty.sensorThings.FeatureOfInterest" }
+    override open class var objectType: String { "coaty.sensorThings.FeatureOfInterest" }
     /// The object's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// A description (`description` on the wire).
@@ -74,7 +74,7 @@ public final class FeatureOfInterest: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the object; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.featureDescription, forKey: .featureDescription)

@@ -1,10 +1,10 @@
 /// A SensorThings sensor (`coaty.sensorThings.Sensor`, core type `CoatyObject`): an instrument that
 /// observes one property.
-public final class Sensor: CoatyObject, @unchecked Sendable {
+open class Sensor: CoatyObject, @unchecked Sendable {
     /// `coaty.sensorThings.Sensor`.
-    override public class var objectType: String { "coaty.sensorThings.Sensor" }
+    override open class var objectType: String { "coaty.sensorThings.Sensor" }
     /// The object's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// A description (`description` on the wire).
@@ -174,7 +174,7 @@ public final class Sensor: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the object; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.sensorDescription, forKey: .sensorDescription)

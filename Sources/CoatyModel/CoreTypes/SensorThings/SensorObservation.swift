@@ -1,10 +1,10 @@
 /// A SensorThings observation (`coaty.sensorThings.Observation`, core type `CoatyObject`): the act of
 /// measuring a property. Named `SensorObservation` to stay clear of the toolchain's `Observation` module.
-public final class SensorObservation: CoatyObject, @unchecked Sendable {
+open class SensorObservation: CoatyObject, @unchecked Sendable {
     /// `coaty.sensorThings.Observation`.
-    override public class var objectType: String { "coaty.sensorThings.Observation" }
+    override open class var objectType: String { "coaty.sensorThings.Observation" }
     /// The object's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// When the observation happened, in milliseconds since the epoch.
@@ -100,7 +100,7 @@ public final class SensorObservation: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the object; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeNumber(self.phenomenonTime, forKey: .phenomenonTime)

@@ -1,10 +1,10 @@
 /// A SensorThings thing (`coaty.sensorThings.Thing`, core type `CoatyObject`): a physical or virtual object
 /// that can be identified and integrated into communication networks.
-public final class Thing: CoatyObject, @unchecked Sendable {
+open class Thing: CoatyObject, @unchecked Sendable {
     /// `coaty.sensorThings.Thing`.
-    override public class var objectType: String { "coaty.sensorThings.Thing" }
+    override open class var objectType: String { "coaty.sensorThings.Thing" }
     /// The object's own JSON keys.
-    override public class var propertyKeys: Set<String> { Self.keys }
+    override open class var propertyKeys: Set<String> { Self.keys }
     private static let keys = Set(CodingKeys.allCases.map(\.rawValue))
 
     /// A short description (`description` on the wire).
@@ -77,7 +77,7 @@ public final class Thing: CoatyObject, @unchecked Sendable {
     }
 
     /// Encodes the object; absent optionals are omitted.
-    override public func encode(to encoder: any Encoder) throws {
+    override open func encode(to encoder: any Encoder) throws {
         try super.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.thingDescription, forKey: .thingDescription)

@@ -1,7 +1,12 @@
 public import CoatyCommunication
 public import CoatyCore
 public import CoatyModel
-import FoundationEssentials
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a ``Controller`` gets from its ``Container``: the communication manager, the agent identity,
 /// a logger, distributed logging, and a place to run long-lived work.

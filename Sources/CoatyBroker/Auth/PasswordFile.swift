@@ -1,5 +1,10 @@
 import CoatyCore
-import FoundationEssentials
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The users of a mosquitto password file and their password hashes.
 ///

@@ -1,5 +1,10 @@
 import CoatyModel
-import FoundationEssentials
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// JSON encoding and decoding of event payloads in coaty-js's wire form.
 package enum EventCoding {

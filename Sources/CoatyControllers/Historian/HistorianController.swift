@@ -1,8 +1,13 @@
 public import CoatyCommunication
 import CoatyCore
 public import CoatyModel
-import FoundationEssentials
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Takes snapshots of objects, keeps them, and answers Queries for them (coaty-js `HistorianController`).
 ///

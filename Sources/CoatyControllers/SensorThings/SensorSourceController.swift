@@ -1,8 +1,13 @@
 public import CoatyCommunication
 import CoatyCore
 public import CoatyModel
-import FoundationEssentials
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Publishes this agent's sensors and their observations (coaty-js `SensorSourceController`), the
 /// counterpart of a ``SensorObserverController`` or ``ThingSensorObservationObserverController``.

@@ -1,4 +1,8 @@
-public import FoundationEssentials
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// Encodes values as coaty-js writes them: compact UTF-8 JSON, slashes unescaped, absent optionals
 /// omitted (never `null`), enumerations as numbers and ids as their exact (lower-case UUID) strings.

@@ -1,4 +1,8 @@
-import FoundationEssentials
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension CoatyObject {
     /// The object's JSON form as a value: exactly what it encodes to on the wire.

@@ -1,4 +1,8 @@
-import FoundationEssentials
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The JSON tree an encoding with ``JSONTreeEncoder`` builds, written out by ``JSONWriter``.
 ///

@@ -1,4 +1,8 @@
-import FoundationEssentials
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The `Encoder` behind ``CoatyJSONEncoder``: builds an ``EncodedJSON`` tree that ``JSONWriter``
 /// writes out.

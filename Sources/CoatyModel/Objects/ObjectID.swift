@@ -1,5 +1,10 @@
-public import FoundationEssentials
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// The identity of a Coaty object, of an agent (its identity's object id) or of a request (a correlation id).
 ///

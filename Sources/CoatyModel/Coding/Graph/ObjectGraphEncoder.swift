@@ -1,4 +1,8 @@
-public import FoundationEssentials
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// Encodes an object graph with shared objects and cycles for local persistence (not for the Coaty wire).
 ///

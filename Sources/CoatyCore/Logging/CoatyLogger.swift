@@ -4,8 +4,8 @@
 /// from swift-log's (`Logger`, `LogHandler`), so a file can import both; Docs/Logging.md shows a
 /// bridge of a few lines that hands every entry to a swift-log `Logger`.
 ///
-/// The default logger discards everything; ``CoatyLogger/standardError`` writes warnings and above to
-/// standard error with a ``StandardErrorLogHandler``, and ``InMemoryLogHandler`` collects entries for tests.
+/// The default logger discards everything; a ``StandardErrorLogHandler`` writes to standard error,
+/// and ``InMemoryLogHandler`` collects entries for tests.
 public struct CoatyLogger: Sendable {
     /// The severity of a log entry, in increasing order (the same levels as swift-log).
     public enum Level: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {

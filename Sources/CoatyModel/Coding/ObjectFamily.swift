@@ -258,7 +258,7 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
                 break  // a mismatch: the general path below reports it
             }
         }
-        let decoder = (decoder as? JSONValueDecoder)?.asObjectEntry ?? decoder
+        let decoder = ChosenClassDecoder.marking(decoder)
         let container = try decoder.container(keyedBy: DiscriminatorKeys.self)
         let objectType = try container.decode(String.self, forKey: .objectType)
         switch self.entries[objectType] {

@@ -7,14 +7,8 @@ struct JSONValueDecoder: Decoder {
     let node: CodingPathNode
     /// Shared by every decoder and container of one decode.
     let context: DecodingUserInfo
-    /// Whether ``ObjectFamily`` chose the class this decoder is handed to (see
-    /// ``CoatyObject/init(from:)``, which then need not check that the object keeps its class).
+    /// Whether ``ObjectFamily`` chose the class this decoder is handed to (see ``ChosenClassDecoder``).
     var isObjectEntry = false
-
-    /// Whether `decoder` is one of ours that ``ObjectFamily`` handed to the class it chose.
-    static func isObjectEntry(_ decoder: any Decoder) -> Bool {
-        (decoder as? JSONValueDecoder)?.isObjectEntry ?? false
-    }
 
     /// This decoder, marked as handed by ``ObjectFamily`` to the class it chose.
     var asObjectEntry: JSONValueDecoder {
@@ -65,7 +59,14 @@ struct JSONValueDecoder: Decoder {
         // `T` is `AnyCodable` itself here, so the cast cannot fail. A checked `as? T` made the
         // unspecialised code look up generic metadata at run time, for every value it unboxed.
         if T.self == AnyCodable.self { return unsafeBitCast(self.value, to: T.self) }
+        // The two most common types that are not standard ones, taken without their `init(from:)`.
         if T.self == ObjectID.self { return unsafeBitCast(ObjectID(try self.unboxString()), to: T.self) }
+        if T.self == [String: AnyCodable].self {
+            guard case .object(let members) = self.value else {
+                throw self.typeMismatch([String: AnyCodable].self, at: self.node, expected: "a JSON object")
+            }
+            return unsafeBitCast(members, to: T.self)
+        }
         if T.self is CoatyObject.Type {
             let object = try ObjectFamily.current(in: self).decodeObject(from: self)
             guard let result = object as? T else {

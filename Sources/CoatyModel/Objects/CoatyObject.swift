@@ -163,7 +163,7 @@ open class CoatyObject: Codable, @unchecked Sendable {
         }
         // Before the core-type check: a Task decoded as a plain CoatyObject is a lost subclass, not a
         // core-type mismatch, and the error should say how to decode it.
-        if !JSONValueDecoder.isObjectEntry(decoder) {
+        if !ChosenClassDecoder.isMarked(decoder) {
             try Self.checkKeepsClass(objectType: objectType, coreType: coreType, decoder: decoder)
         }
         guard coreType == Self.coreType else {
@@ -199,8 +199,8 @@ open class CoatyObject: Codable, @unchecked Sendable {
     /// `init(from:)` was called directly (by synthesized `Codable` or a generic `Decodable` under a
     /// decoder other than ``CoatyJSONDecoder``), and the object would silently lose its class.
     ///
-    /// ``ObjectFamily`` marks the decoders it hands to the class it chose, so our own decoder skips
-    /// this; another decoder pays one lookup in the family.
+    /// ``ObjectFamily`` marks the decoders it hands to the class it chose (``ChosenClassDecoder``), so
+    /// only a direct call pays this lookup in the family.
     private static func checkKeepsClass(objectType: String, coreType: CoreType, decoder: any Decoder) throws {
         guard let chosen = ObjectFamily.current(in: decoder).chosenClass(objectType: objectType, coreType: coreType),
             ObjectIdentifier(chosen) != ObjectIdentifier(Self.self), chosen is Self.Type

@@ -16,10 +16,11 @@ import Synchronization
 ///
 /// Arming wakes the thread so that its next `poll` includes the new interest, at most once per round:
 /// the first ``watch(_:for:)`` after the thread built its descriptor set writes to the wake channel,
-/// later ones see that a wake is pending. Deregistering does not wake it: a closed descriptor still in
-/// the current set is dropped at the next round, and its reports (if any) are ignored, because
-/// reports are matched to handles by their unique id, never by the descriptor number, which a new
-/// socket may already reuse.
+/// later ones see that a wake is pending. Deregistering an armed handle wakes it too: while `poll`
+/// runs, the kernel holds a reference to every file in its set, so a socket closed under it would
+/// stay open (no FIN, no reset to the peer) until some other descriptor became ready. Reports that
+/// arrive for a deregistered handle are ignored, because reports are matched to handles by their
+/// unique id, never by the descriptor number, which a new socket may already reuse.
 final class PollReactor: Reactor {
     /// A descriptor's armed directions, as `poll` events.
     private struct Interest {
@@ -62,7 +63,14 @@ final class PollReactor: Reactor {
     }
 
     func deregister(_ handle: SocketHandle) {
-        _ = self.state.withLock { $0.armed.removeValue(forKey: handle.id) }
+        // Only an armed handle can be in the set the thread is polling; it must leave that set
+        // before the descriptor's close can take effect.
+        let needsWake = self.state.withLock { state in
+            guard state.armed.removeValue(forKey: handle.id) != nil, !state.isWakePending else { return false }
+            state.isWakePending = true
+            return true
+        }
+        if needsWake { self.wakeChannel.wake() }
     }
 
     func watch(_ handle: SocketHandle, for direction: SocketHandle.Direction) {

@@ -52,4 +52,34 @@ struct PollReactorTests {
         // the hung-up descriptor would have gone round thousands of times.
         #expect(reactor.completedRounds - before < 200)
     }
+
+    @Test func closingAPolledDescriptorReachesThePeerAtOnce() async throws {
+        // While `poll` runs, the kernel holds every file in its set, so a socket closed under it stays
+        // open until the thread leaves `poll`. Nothing else happens here, so without the wake-up on
+        // deregistering, `second` would never see the end of stream and the test would hit its limit.
+        let reactor = try #require(PollReactor.start())
+        let pair = try SocketPair(on: reactor)
+        let probe = try SocketPair(on: reactor)
+        defer {
+            pair.second.close()
+            probe.close()
+        }
+        try await withThrowingTaskGroup { group in
+            let peerSeen = try pair.second.reportCount(.read)
+            group.addTask { try await pair.second.waitForReport(.read, after: peerSeen) }
+            let ownSeen = try pair.first.reportCount(.read)
+            group.addTask { _ = try? await pair.first.waitForReport(.read, after: ownSeen) }
+            // A report on the probe comes from a set built after both waits armed their descriptors,
+            // and is delivered after the thread built its next set, which still holds `first`.
+            let probeSeen = try probe.first.reportCount(.read)
+            try await withThrowingTaskGroup { probeGroup in
+                probeGroup.addTask { try await probe.first.waitForReport(.read, after: probeSeen) }
+                try await probe.second.writeAll([1])
+                try await probeGroup.waitForAll()
+            }
+            pair.first.close()
+            try await group.waitForAll()
+        }
+        #expect(try await pair.second.readAvailable() == [], "the peer sees the end of stream")
+    }
 }

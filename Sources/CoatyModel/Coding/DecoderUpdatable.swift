@@ -74,6 +74,17 @@ public protocol UpdatableInstanceStore: Sendable {
     func instance<T: DecoderUpdatable>(of type: T.Type, for objectID: ObjectID) -> T?
 }
 
+/// The key of a live ``DecoderUpdatable`` instance: its type and its id.
+struct UpdatableInstanceKey: Hashable {
+    let type: ObjectIdentifier
+    let objectID: ObjectID
+
+    init<T: DecoderUpdatable>(_ type: T.Type, _ objectID: ObjectID) {
+        self.type = ObjectIdentifier(type)
+        self.objectID = objectID
+    }
+}
+
 extension ObjectFamily {
     /// How a type that is not a Coaty object decodes: a factory, or the lookup of ``DecoderUpdatable``.
     struct ValueEntry: Sendable {

@@ -26,15 +26,10 @@ final class IdentityScope: Sendable {
         let type: ObjectIdentifier
     }
 
-    private struct InstanceKey: Hashable {
-        let type: ObjectIdentifier
-        let objectID: ObjectID
-    }
-
     /// The outer decode's instances first; one more level per isolated part being decoded.
     private let levels = Mutex<[Level]>([Level()])
     /// The ``DecoderUpdatable`` instances of this decode.
-    private let instances = Mutex<[InstanceKey: any DecoderUpdatable]>([:])
+    private let instances = Mutex<[UpdatableInstanceKey: any DecoderUpdatable]>([:])
     private let shared: ObjectIdentityMap?
 
     /// Makes a scope, or returns `nil` when tracking is disabled.
@@ -84,12 +79,12 @@ final class IdentityScope: Sendable {
     /// `sharedMap`, the app's map's.
     func instance<T: DecoderUpdatable>(of type: T.Type, for objectID: ObjectID, sharedMap: Bool) -> T? {
         if sharedMap { return self.shared?.instance(of: type, for: objectID) }
-        return self.instances.withLock { $0[InstanceKey(type: ObjectIdentifier(type), objectID: objectID)] as? T }
+        return self.instances.withLock { $0[UpdatableInstanceKey(type, objectID)] as? T }
     }
 
     /// Remembers `instance` for the rest of this decode and in the app's map.
     func remember<T: DecoderUpdatable>(_ instance: T, for objectID: ObjectID) {
-        self.instances.withLock { $0[InstanceKey(type: ObjectIdentifier(T.self), objectID: objectID)] = instance }
+        self.instances.withLock { $0[UpdatableInstanceKey(T.self, objectID)] = instance }
         self.shared?.insert(instance, for: objectID)
     }
 }

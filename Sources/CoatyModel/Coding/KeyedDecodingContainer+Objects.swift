@@ -37,7 +37,7 @@ extension KeyedDecodingContainer {
     }
 
     /// The decoder of a required key's value; a missing key is a `keyNotFound` error naming it.
-    private func requiredDecoder(forKey key: Key) throws -> any Decoder {
+    func requiredDecoder(forKey key: Key) throws -> any Decoder {
         guard self.contains(key) else {
             DecodingDiagnostics.note()
             throw DecodingError.keyNotFound(

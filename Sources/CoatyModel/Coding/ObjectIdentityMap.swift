@@ -31,15 +31,10 @@ public final class ObjectIdentityMap: Sendable {
         weak var instance: (any DecoderUpdatable)?
     }
 
-    private struct InstanceKey: Hashable {
-        let type: ObjectIdentifier
-        let objectID: ObjectID
-    }
-
     private struct State {
         var entries: [ObjectID: WeakEntry] = [:]
         var pruneThreshold = 64
-        var instances: [InstanceKey: WeakInstance] = [:]
+        var instances: [UpdatableInstanceKey: WeakInstance] = [:]
         var instancePruneThreshold = 64
     }
 
@@ -72,7 +67,7 @@ public final class ObjectIdentityMap: Sendable {
     /// The live ``DecoderUpdatable`` instance of `type` remembered for `objectID`, if any.
     public func instance<T: DecoderUpdatable>(of type: T.Type, for objectID: ObjectID) -> T? {
         self.state.withLock {
-            $0.instances[InstanceKey(type: ObjectIdentifier(type), objectID: objectID)]?.instance as? T
+            $0.instances[UpdatableInstanceKey(type, objectID)]?.instance as? T
         }
     }
 
@@ -80,9 +75,7 @@ public final class ObjectIdentityMap: Sendable {
     /// and id, so that later decodes update it in place.
     public func insert<T: DecoderUpdatable>(_ instance: T, for objectID: ObjectID) {
         self.state.withLock { state in
-            state.instances[InstanceKey(type: ObjectIdentifier(T.self), objectID: objectID)] = WeakInstance(
-                instance: instance
-            )
+            state.instances[UpdatableInstanceKey(T.self, objectID)] = WeakInstance(instance: instance)
             if state.instances.count >= state.instancePruneThreshold {
                 state.instances = state.instances.filter { $0.value.instance != nil }
                 state.instancePruneThreshold = max(64, state.instances.count * 2)

@@ -36,14 +36,7 @@ extension Decoder {
         let codingKey = AnyCodingKey(key)
         // Our decoder routes objects and registered types through the family by itself.
         if self is JSONValueDecoder { return try container.decode(Value.self, forKey: codingKey) }
-        guard container.contains(codingKey) else {
-            DecodingDiagnostics.note()
-            throw DecodingError.keyNotFound(
-                codingKey,
-                DecodingError.Context(codingPath: self.codingPath, debugDescription: "required key '\(key)' is missing")
-            )
-        }
-        let decoder = try container.superDecoder(forKey: codingKey)
+        let decoder = try container.requiredDecoder(forKey: codingKey)
         return try ObjectFamily.current(in: decoder).decodeValue(Value.self, from: decoder)
     }
 

@@ -142,6 +142,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoatyTLSTests",
+            dependencies: ["CoatyTLS", "CoatySockets", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoatyMQTTPacketsTests",
             dependencies: ["CoatyMQTTPackets"],
             swiftSettings: swiftSettings

@@ -23,16 +23,18 @@ struct MQTTTransportTLSTests {
     ) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        var options = [
-            "certfile \(certificates.path("\(certificate).pem"))",
-            "keyfile \(certificates.path("\(certificate).key"))",
-        ]
+        var options = Self.listenerOptions(certificates, certificate: certificate)
         if requiresClientCertificate {
             options += ["cafile \(certificates.caFile)", "require_certificate true"]
         }
         try await Mosquitto.withRunning(listenerOptions: options) { broker in
             try await body(certificates, broker.port)
         }
+    }
+
+    /// mosquitto.conf lines for a TLS listener presenting `certificate`.
+    private static func listenerOptions(_ certificates: TestCertificates, certificate: String = "server") -> [String] {
+        ["certfile \(certificates.path("\(certificate).pem"))", "keyfile \(certificates.path("\(certificate).key"))"]
     }
 
     private func transport(_ url: String, tls: MQTTTransport.TLSOptions) -> MQTTTransport {
@@ -171,6 +173,35 @@ struct MQTTTransportTLSTests {
                 clientKey: .file(certificates.path("client.key"))
             )
             try await self.roundTrip(self.transport(url, tls: tls))
+        }
+    }
+
+    /// Over TLS a manager reconnects as over TCP: the broker goes away and comes back on the same
+    /// port, and the manager is online again.
+    @Test func managerReconnectsAfterTheBrokerRestarts() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let port = try Mosquitto.freePort()
+        let options = Self.listenerOptions(certificates)
+        var broker = try await Mosquitto.start(port: port, listenerOptions: options)
+        defer { Mosquitto.kill(broker) }
+        let manager = CommunicationManager(
+            transport: self.transport(
+                "mqtts://localhost:\(port)",
+                tls: .init(trustedCertificates: .file(certificates.caFile))
+            ),
+            configuration: .init(identity: Identity(name: "reconnecting"), initialReconnectDelay: .milliseconds(100))
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var states = manager.observeCommunicationState().makeAsyncIterator()
+            group.addTask { try await manager.run() }
+            while await states.next() != .online {}
+            Mosquitto.kill(broker)
+            while await states.next() != .offline {}
+            broker = try await Mosquitto.start(port: port, listenerOptions: options)
+            while await states.next() != .online {}
+            manager.finish()
+            try await group.waitForAll()
         }
     }
 

@@ -89,8 +89,9 @@ package struct Mosquitto: Sendable {
         process.waitUntilExit()
     }
 
-    /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation).
-    static func waitUntilListening(port: Int, process: ChildProcess) async throws {
+    /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation);
+    /// also for other servers the tests start (`openssl s_server`).
+    package static func waitUntilListening(port: Int, process: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
             if let connection = try? await TCPConnection.connect(host: "127.0.0.1", port: port) {

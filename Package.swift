@@ -57,7 +57,7 @@ let package = Package(
         ),
         .target(name: "CoatySockets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
         .target(name: "CoatyMQTTPackets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
-        .target(name: "CoatyWebSocket", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
+        .target(name: "CoatyWebSocket", dependencies: ["CoatyCore", "CoatySockets"], swiftSettings: swiftSettings),
         .target(name: "CoatyTLS", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
         .target(
             name: "CoatyMQTT",

@@ -109,7 +109,7 @@ struct ConnectionOptions: Equatable {
     var namespace = "-"
     var username: String?
     var password: String?
-    /// The TLS options, for an `mqtts://` broker.
+    /// The TLS options, for an `mqtts://` or `wss://` broker.
     var tls = ClientTLSOptions()
 
     /// The environment variables read, by the option they stand in for.
@@ -148,11 +148,11 @@ struct ConnectionOptions: Equatable {
     /// The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage error
     /// now rather than a connect failure after the timeout.
     static func checkedBroker(_ url: String, source: String, subcommand: String) throws(UsageError) -> String {
-        guard ["mqtt://", "tcp://", "mqtts://", "ws://"].contains(where: url.hasPrefix),
+        guard ["mqtt://", "tcp://", "mqtts://", "ws://", "wss://"].contains(where: url.hasPrefix),
             (try? MQTTBrokerAddress(parsing: url)) != nil
         else {
             throw UsageError(
-                "\(source) takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not '\(url)'",
+                "\(source) takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not '\(url)'",
                 subcommand: subcommand
             )
         }
@@ -186,7 +186,7 @@ struct ConnectionOptions: Equatable {
     }
 
     /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name; a
-    /// client certificate comes with its key; TLS options need an `mqtts://` broker.
+    /// client certificate comes with its key; TLS options need an `mqtts://` or `wss://` broker.
     func validate(subcommand: String) throws(UsageError) {
         try self.tls.validate(broker: self.broker, subcommand: subcommand)
         if self.password != nil, self.username == nil {

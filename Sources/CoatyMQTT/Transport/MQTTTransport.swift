@@ -6,7 +6,7 @@ public import CoatyTransport
 import CoatyWebSocket
 
 /// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`), TLS
-/// (`mqtts://`, see ``TLSOptions``) or WebSocket (`ws://`).
+/// (`mqtts://`, see ``TLSOptions``) or WebSocket (`ws://`, and `wss://` over TLS).
 ///
 /// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect (and the TLS
 /// handshake for `mqtts://`, the WebSocket opening handshake for `ws://`) and CONNECT/CONNACK within ``Configuration/connectTimeout``, then
@@ -175,7 +175,7 @@ public struct MQTTTransport: Transport {
     }
 
     /// Opens the byte stream to the broker: a TCP connection, a TLS connection for `mqtts://`, or a
-    /// WebSocket connection for `ws://`.
+    /// WebSocket connection for `ws://` (over TLS for `wss://`).
     ///
     /// - Throws: `TransportError` `.connectFailed`; `CancellationError`.
     private static func open(
@@ -183,26 +183,36 @@ public struct MQTTTransport: Transport {
         configuration: Configuration
     ) async throws -> any ByteStreamConnection {
         do {
+            // Frames from the broker may hold several packets: allow at least 64 KiB beyond the packet
+            // limit's worth.
+            let webSocket = WebSocketConnection.Configuration(
+                maximumFrameSize: max(configuration.maximumPacketSize, 1 << 16)
+            )
             if broker.usesTLS {
                 let context = try TLSContext(configuration.tls.contextConfiguration)
-                return try await TLSConnection.connect(
+                let tls = try await TLSConnection.connect(
                     host: broker.host,
                     port: broker.port,
                     serverName: configuration.tls.serverName,
                     context: context
                 )
+                guard let path = broker.webSocketPath else { return tls }
+                return try await WebSocketConnection.connect(
+                    over: tls,
+                    host: broker.host,
+                    port: broker.port,
+                    path: path,
+                    configuration: webSocket
+                )
             }
             guard let path = broker.webSocketPath else {
                 return try await TCPConnection.connect(host: broker.host, port: broker.port)
             }
-            // Frames from the broker may hold several packets: allow at least 64 KiB beyond the packet
-            // limit's worth.
-            let frameLimit = max(configuration.maximumPacketSize, 1 << 16)
             return try await WebSocketConnection.connect(
                 host: broker.host,
                 port: broker.port,
                 path: path,
-                configuration: .init(maximumFrameSize: frameLimit)
+                configuration: webSocket
             )
         } catch let error as CancellationError {
             throw error

@@ -5,10 +5,11 @@ extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
     public struct Configuration: Sendable {
         /// The broker URL: `mqtt://host:port` (or `tcp://`), port 1883 if omitted;
-        /// `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted; or
-        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
+        /// `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted;
+        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted; or
+        /// `wss://host:port/path` for that over TLS, port 443 if omitted.
         public var brokerURL: String
-        /// How `mqtts://` connections are secured; by default the broker's certificate is verified
+        /// How `mqtts://` and `wss://` connections are secured; by default the broker's certificate is verified
         /// against the system's trust store. Unused for other schemes.
         public var tls: TLSOptions
         /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead

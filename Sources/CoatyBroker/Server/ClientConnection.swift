@@ -24,6 +24,9 @@ struct ClientConnection: Sendable {
         case protocolViolation(String)
         /// The watchdog fired: no CONNECT in time, or 1.5 × keep-alive of silence.
         case timedOut
+        /// The client left too many bytes unread: more than the bound, or, while its reader waited for
+        /// it to read, for 1.5 × keep-alive. Nothing more is sent.
+        case slowConsumer(String)
         /// The broker is shutting down.
         case cancelled
 
@@ -34,6 +37,7 @@ struct ClientConnection: Sendable {
             case .connectionLost(let reason): "connection lost: \(reason)"
             case .protocolViolation(let reason): "protocol violation: \(reason)"
             case .timedOut: "timed out"
+            case .slowConsumer(let reason): "slow consumer: \(reason)"
             case .cancelled: "broker stopping"
             }
         }
@@ -65,7 +69,7 @@ struct ClientConnection: Sendable {
     func serve() async {
         let (state, outbox, watch) = self.opened()
         let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
+            group.addTask { await Self.write(outbox, to: self.socket, watch: watch, logger: self.logger) }
             let reason = await self.read(state, outbox: outbox, watch: watch)
             switch reason {
             case .refused, .disconnected:
@@ -124,17 +128,27 @@ struct ClientConnection: Sendable {
 
     // MARK: - Writer
 
-    private static func write(_ outbox: Outbox, to socket: any ByteStreamConnection, logger: CoatyLogger) async {
+    /// Drains the outbox into the socket, a batch at a time.
+    ///
+    /// A batch written while the client's reader waits for room counts as activity on the watch: the
+    /// client reads, and the broker, not the client, holds back its packets.
+    private static func write(
+        _ outbox: Outbox,
+        to socket: any ByteStreamConnection,
+        watch: ActivityWatch,
+        logger: CoatyLogger
+    ) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
             Self.encode(items, into: &buffer, logger: logger)
             do {
                 try await socket.write(buffer)
             } catch {
-                // The reader sees the closed socket and cleans up.
-                socket.close()
+                // Closes the socket and wakes the reader, wherever it waits; it cleans up.
+                outbox.abort()
                 return
             }
+            if outbox.wrote() { watch.touch() }
         }
     }
 
@@ -166,6 +180,7 @@ struct ClientConnection: Sendable {
             } catch is CancellationError {
                 return .cancelled
             } catch {
+                if let reason = outbox.abortReason { return .slowConsumer(reason) }
                 if watch.hasFired { return .timedOut }
                 if Task.isCancelled { return .cancelled }
                 return .connectionLost("\(error)")
@@ -184,6 +199,8 @@ struct ClientConnection: Sendable {
                 switch step {
                 case .close(let reason): return reason
                 case .pace: await self.pace(state)
+                case .waitForWriter:
+                    if await !outbox.waitForRoom() { return self.stoppedWaiting(outbox: outbox, watch: watch) }
                 }
             }
         }
@@ -194,6 +211,19 @@ struct ClientConnection: Sendable {
         case close(CloseReason)
         /// This client's publishes are filling other clients' queues: wait before the next packet.
         case pace
+        /// This client has many bytes unread: wait for it to read before handling its next packet.
+        case waitForWriter
+    }
+
+    /// Why the reader's wait for room ended without room: the connection is closing.
+    @inline(never)
+    private func stoppedWaiting(outbox: Outbox, watch: ActivityWatch) -> CloseReason {
+        if let reason = outbox.abortReason { return .slowConsumer(reason) }
+        if watch.hasFired {
+            return .slowConsumer("\(outbox.unreadBytes) bytes unread and nothing read for 1.5 × keep-alive")
+        }
+        if Task.isCancelled { return .cancelled }
+        return .connectionLost("closed while the client had bytes unread")
     }
 
     /// Decodes and handles the buffered packets (see ``PacketHandler/handleBuffered(_:outbox:watch:)``);

@@ -18,8 +18,6 @@ extension MQTTBroker {
         ///   and counted in ``MQTTBroker/Statistics/droppedMessages``.
         /// - QoS 0 messages for an online client are dropped and counted when this many packets are
         ///   already waiting to be written to its socket. QoS 0 is not queued for offline clients.
-        /// - A client with 2 × (this + ``maximumInFlightMessagesPerClient``) + 16 packets waiting for its
-        ///   socket (it sends but never reads its acknowledgements) is disconnected.
         ///
         /// ``maximumQueuedBytesPerClient`` bounds the same queues by their bytes.
         ///
@@ -37,6 +35,18 @@ extension MQTTBroker {
         /// it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB; mosquitto's `max_queued_bytes`
         /// is unlimited by default.
         public var maximumQueuedBytesPerClient: Int
+        /// How many bytes queued to one client it may leave unread before it is a slow consumer and is
+        /// disconnected (logged at `.notice` with the client id).
+        ///
+        /// Unread bytes are the encoded packets waiting for the client's socket, including the batch
+        /// being written. While they are at least half of this, or 1 MiB, whichever is smaller, the
+        /// broker does not handle more of the client's packets, so a client that pipelines requests
+        /// gets its replies at the pace it reads them and is never disconnected; one that stops reading
+        /// while the broker holds back its packets is disconnected after 1.5 × its keep-alive. QoS 0
+        /// messages are dropped long before this (see ``maximumQueuedBytesPerClient``), so what reaches
+        /// it is QoS 1/2 messages in flight (up to ``maximumInFlightMessagesPerClient`` of them) and
+        /// acknowledgements. A packet into an empty queue always fits. Defaults to 64 MiB.
+        public var maximumUnreadBytesPerClient: Int
         /// How many QoS 1/2 messages may be unacknowledged towards one client at once. Defaults to 20,
         /// like mosquitto's `max_inflight_messages`.
         public var maximumInFlightMessagesPerClient: Int
@@ -120,6 +130,7 @@ extension MQTTBroker {
         ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 1 MiB.
         ///   - maximumQueuedMessagesPerClient: The per-client queue bound. Defaults to 1000.
         ///   - maximumQueuedBytesPerClient: The per-client queue bound in bytes. Defaults to 16 MiB.
+        ///   - maximumUnreadBytesPerClient: The bytes a client may leave unread. Defaults to 64 MiB.
         ///   - maximumInFlightMessagesPerClient: The per-client QoS 1/2 window. Defaults to 20.
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
         ///   - maximumRetainedBytes: The bytes of retained messages. Defaults to 64 MiB.
@@ -137,6 +148,7 @@ extension MQTTBroker {
             maximumPacketSize: Int = 1 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,
             maximumQueuedBytesPerClient: Int = 16 << 20,
+            maximumUnreadBytesPerClient: Int = 64 << 20,
             maximumInFlightMessagesPerClient: Int = 20,
             maximumRetainedMessages: Int = 100_000,
             maximumRetainedBytes: Int = 64 << 20,
@@ -153,6 +165,7 @@ extension MQTTBroker {
             self.maximumPacketSize = maximumPacketSize
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient
             self.maximumQueuedBytesPerClient = maximumQueuedBytesPerClient
+            self.maximumUnreadBytesPerClient = maximumUnreadBytesPerClient
             self.maximumInFlightMessagesPerClient = maximumInFlightMessagesPerClient
             self.maximumRetainedMessages = maximumRetainedMessages
             self.maximumRetainedBytes = maximumRetainedBytes

@@ -91,7 +91,7 @@ public final class MQTTBroker: Sendable {
     ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
-    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, in-flight or subscription
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, unread-bytes, in-flight or subscription
     ///   limit below 1, a negative retained or offline-session limit, a maximum packet size outside
     ///   16…268,435,455 bytes, an in-flight window above 65,535 or a port out of range, or `.bindFailed`
     ///   if a socket cannot be bound.
@@ -107,7 +107,7 @@ public final class MQTTBroker: Sendable {
             throw BrokerError(.invalidConfiguration, "WebSocket port \(webSocketPort) is out of range")
         }
         guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
-            configuration.maximumQueuedBytesPerClient >= 1,
+            configuration.maximumQueuedBytesPerClient >= 1, configuration.maximumUnreadBytesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient <= 65_535,
             configuration.maximumRetainedMessages >= 0, configuration.maximumRetainedBytes >= 0,
@@ -380,26 +380,28 @@ public final class MQTTBroker: Sendable {
 extension MQTTBroker.Core {
     /// Hands state-machine outputs to the connections' write queues. Called with the lock held, so
     /// packets reach each queue in the order the state machine decided.
-    mutating func dispatch(_ outputs: [BrokerSessions.Output], logger: CoatyLogger) {
+    mutating func dispatch(_ outputs: [BrokerSessions.Output]) {
         for output in outputs {
             switch output {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
                 let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
                 if result == .queuedCongested || result == .dropped { self.congestedConnections.insert(connection) }
-                if result == .overflow {
-                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
-                    outbox.abort()
-                }
+                if result == .overflow { outbox.abort(reason: Self.slowConsumer(outbox)) }
             case .pubrel(let connection, let packetID):
                 guard let outbox = self.outboxes[connection] else { continue }
                 if outbox.enqueue(.packet(.pubrel(packetID)), droppable: false) == .overflow {
-                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
-                    outbox.abort()
+                    outbox.abort(reason: Self.slowConsumer(outbox))
                 }
             case .close(let connection):
                 self.outboxes[connection]?.abort()
             }
         }
+    }
+
+    /// The close reason of a client whose unread bytes would exceed the bound; the connection's
+    /// detach logs it with the client id.
+    static func slowConsumer(_ outbox: Outbox) -> String {
+        "\(outbox.unreadBytes) bytes unread, the next packet would exceed the bound of \(outbox.unreadLimit)"
     }
 }

@@ -49,6 +49,7 @@ struct PacketHandler {
                 return .close(reason)
             }
             if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
+            if outbox.needsRoom { return .waitForWriter }
         }
     }
 
@@ -128,7 +129,7 @@ struct PacketHandler {
                     returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
                 )
                 let reason = Self.reply(.suback(suback), on: outbox)
-                core.dispatch(outputs, logger: logger)
+                core.dispatch(outputs)
                 return (reason, granted)
             }
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
@@ -205,18 +206,20 @@ struct PacketHandler {
     private func acknowledge(
         _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
     ) -> CloseReason? {
-        let logger = self.logger
-        return self.broker.core.withLock { core in
+        self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
             return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
         }
     }
 
+    /// Queues a reply; a client whose unread bytes it would take past the bound is a slow consumer.
+    /// The reader waits for the writer long before its own replies get there, so only messages for the
+    /// client and a client that stopped reading do.
     private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
         outbox.enqueue(.packet(packet), droppable: false) == .overflow
-            ? .protocolViolation("slow consumer: too many unread replies") : nil
+            ? .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) : nil
     }
 
     private func handleConnect(
@@ -288,7 +291,7 @@ struct PacketHandler {
                     .packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))),
                     droppable: false
                 )
-                core.dispatch(outputs, logger: logger)
+                core.dispatch(outputs)
                 return (session, clientID, access, discardedWill)
             }
         state.session = sessionID
@@ -359,7 +362,6 @@ struct PacketHandler {
                 "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
             ]
         )
-        let logger = self.logger
         let (reason, sessions, connections) = self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
@@ -376,7 +378,7 @@ struct PacketHandler {
                 }
                 reply = .pubrec(packetID)
             }
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
             let sessions = core.sessions.takeCongestedSessions()
             let connections = core.congestedConnections
             core.congestedConnections = []
@@ -402,7 +404,7 @@ struct PacketHandler {
             if let removed = core.outboxes.removeValue(forKey: self.id) {
                 core.droppedQoS0 += removed.droppedCount
             }
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
         }
         if let clientID = state.clientID {
             self.broker.emit(.clientDisconnected(clientID: clientID, reason: reason.description))

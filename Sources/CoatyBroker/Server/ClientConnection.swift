@@ -27,6 +27,9 @@ struct ClientConnection: Sendable {
         /// The client left too many bytes unread: more than the bound, or, while its reader waited for
         /// it to read, for 1.5 × keep-alive. Nothing more is sent.
         case slowConsumer(String)
+        /// A broker-wide limit would be exceeded (see
+        /// ``MQTTBroker/Configuration/maximumUnfinishedPacketBytes``). Nothing more is sent.
+        case overLimit(String)
         /// The broker is shutting down.
         case cancelled
 
@@ -38,6 +41,7 @@ struct ClientConnection: Sendable {
             case .protocolViolation(let reason): "protocol violation: \(reason)"
             case .timedOut: "timed out"
             case .slowConsumer(let reason): "slow consumer: \(reason)"
+            case .overLimit(let reason): "over a limit: \(reason)"
             case .cancelled: "broker stopping"
             }
         }
@@ -54,6 +58,8 @@ struct ClientConnection: Sendable {
         /// The client's access control rules once connected; `nil` without an ACL.
         var access: ClientAccess?
         var sawFirstByte = false
+        /// The bytes of an unfinished packet counted in ``MQTTBroker/unfinishedPacketBytes``.
+        var heldBytes = 0
         /// Sessions and connections whose queues this client's publishes found filling up.
         var congestedSessions: Set<SessionID> = []
         var congestedConnections: Set<ConnectionID> = []

@@ -9,8 +9,21 @@ extension MQTTBroker {
         /// The largest packet accepted from a client, in bytes, fixed header included.
         ///
         /// Checked from the fixed header before the body is buffered; a client that announces a larger
-        /// packet is disconnected. Defaults to 1 MiB.
+        /// packet is disconnected, logged at `.notice` with its client id and the packet's size.
+        /// Defaults to 16 MiB, the largest packet a Coaty agent's MQTT client accepts by default, so
+        /// every message an agent can receive passes (mosquitto accepts up to MQTT's 256 MiB).
         public var maximumPacketSize: Int
+        /// How many client connections may be open at once (broker-wide), counted from the accept; one
+        /// more is closed at once and logged at `.notice`. Defaults to 10,000 (about 100 MiB of idle
+        /// connections, kernel buffers included); mosquitto's `max_connections` is unlimited by default.
+        public var maximumConnections: Int
+        /// How many bytes the unfinished packets of all clients may hold (broker-wide).
+        ///
+        /// A packet is buffered until its last byte arrives, up to ``maximumPacketSize`` per client; a
+        /// client whose unfinished packet takes the total beyond this is disconnected and logged at
+        /// `.notice`, so that many clients sending large packets slowly cannot exhaust memory.
+        /// Defaults to 64 MiB; a bound below ``maximumPacketSize`` counts as that size.
+        public var maximumUnfinishedPacketBytes: Int
         /// How many messages wait for one client before the slow-consumer policy applies.
         ///
         /// - QoS 1/2 messages beyond the in-flight window wait in the session queue (also while a
@@ -29,11 +42,11 @@ extension MQTTBroker {
         /// The session queue drops its **oldest** messages until a new one fits; QoS 0 messages for
         /// the socket are dropped when they would not fit. An empty queue always takes one message, so
         /// a message of up to ``maximumPacketSize`` gets through to a client that reads. Messages in
-        /// flight are bounded by ``maximumInFlightMessagesPerClient`` instead. So a client that stops
-        /// reading holds at most about 2 × this + ``maximumInFlightMessagesPerClient`` ×
-        /// ``maximumPacketSize`` bytes (52 MiB with the defaults), where a bound on messages alone let
-        /// it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB; mosquitto's `max_queued_bytes`
-        /// is unlimited by default.
+        /// flight are bounded by ``maximumInFlightMessagesPerClient`` instead, and everything waiting
+        /// for the socket by ``maximumUnreadBytesPerClient``. So a client that stops reading holds at
+        /// most about this + ``maximumUnreadBytesPerClient`` bytes (80 MiB with the defaults), where a
+        /// bound on messages alone let it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB;
+        /// mosquitto's `max_queued_bytes` is unlimited by default.
         public var maximumQueuedBytesPerClient: Int
         /// How many bytes queued to one client it may leave unread before it is a slow consumer and is
         /// disconnected (logged at `.notice` with the client id).
@@ -127,7 +140,10 @@ extension MQTTBroker {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 1 MiB.
+        ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 16 MiB.
+        ///   - maximumConnections: The open connections (broker-wide). Defaults to 10,000.
+        ///   - maximumUnfinishedPacketBytes: The bytes of unfinished packets (broker-wide). Defaults to
+        ///     64 MiB.
         ///   - maximumQueuedMessagesPerClient: The per-client queue bound. Defaults to 1000.
         ///   - maximumQueuedBytesPerClient: The per-client queue bound in bytes. Defaults to 16 MiB.
         ///   - maximumUnreadBytesPerClient: The bytes a client may leave unread. Defaults to 64 MiB.
@@ -145,7 +161,9 @@ extension MQTTBroker {
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
-            maximumPacketSize: Int = 1 << 20,
+            maximumPacketSize: Int = 16 << 20,
+            maximumConnections: Int = 10_000,
+            maximumUnfinishedPacketBytes: Int = 64 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,
             maximumQueuedBytesPerClient: Int = 16 << 20,
             maximumUnreadBytesPerClient: Int = 64 << 20,
@@ -163,6 +181,8 @@ extension MQTTBroker {
             logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
+            self.maximumConnections = maximumConnections
+            self.maximumUnfinishedPacketBytes = maximumUnfinishedPacketBytes
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient
             self.maximumQueuedBytesPerClient = maximumQueuedBytesPerClient
             self.maximumUnreadBytesPerClient = maximumUnreadBytesPerClient

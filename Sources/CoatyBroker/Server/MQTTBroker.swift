@@ -37,6 +37,12 @@ public final class MQTTBroker: Sendable {
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: CoatyLogger
     private let nextConnectionID = Atomic<UInt64>(1)
+    /// Open connections, counted from the accept to the end of their task (see
+    /// ``Configuration/maximumConnections``).
+    private let openConnections = Atomic<Int>(0)
+    /// The bytes all readers hold of unfinished packets (see
+    /// ``Configuration/maximumUnfinishedPacketBytes``).
+    let unfinishedPacketBytes = Atomic<Int>(0)
     private let nextAssignedClientID = Atomic<UInt64>(1)
     private let observers = Mutex(EventObservers())
 
@@ -91,7 +97,7 @@ public final class MQTTBroker: Sendable {
     ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
-    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, unread-bytes, in-flight or subscription
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, unread-bytes, in-flight, subscription or connection
     ///   limit below 1, a negative retained or offline-session limit, a maximum packet size outside
     ///   16…268,435,455 bytes, an in-flight window above 65,535 or a port out of range, or `.bindFailed`
     ///   if a socket cannot be bound.
@@ -112,11 +118,11 @@ public final class MQTTBroker: Sendable {
             configuration.maximumInFlightMessagesPerClient <= 65_535,
             configuration.maximumRetainedMessages >= 0, configuration.maximumRetainedBytes >= 0,
             configuration.maximumSubscriptionsPerClient >= 1,
-            configuration.maximumOfflineSessions >= 0
+            configuration.maximumOfflineSessions >= 0, configuration.maximumConnections >= 1
         else {
             throw BrokerError(
                 .invalidConfiguration,
-                "queue, in-flight and subscription limits must be at least 1 (in-flight at most 65,535), the retained and offline-session limits at least 0 and the packet size at least 16 bytes"
+                "queue, unread-bytes, in-flight, subscription and connection limits must be at least 1 (in-flight at most 65,535), the retained and offline-session limits at least 0, and the packet size at least 16 bytes"
             )
         }
         // A PUBLISH accepted under this size and re-sent with a packet id (2 more bytes) must still have a
@@ -204,14 +210,32 @@ public final class MQTTBroker: Sendable {
                     try Task.checkCancellation()
                     throw BrokerError(.acceptFailed, "the listening socket failed", underlying: error)
                 }
+                guard self.admitsConnection(from: socket) else { continue }
                 let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
-                if overWebSocket {
-                    group.addTask { await self.serveWebSocket(socket, id: id) }
-                } else {
-                    group.addTask { await ClientConnection(broker: self, socket: socket, id: id).serve() }
+                group.addTask {
+                    defer { self.openConnections.subtract(1, ordering: .relaxed) }
+                    if overWebSocket {
+                        await self.serveWebSocket(socket, id: id)
+                    } else {
+                        await ClientConnection(broker: self, socket: socket, id: id).serve()
+                    }
                 }
             }
         }
+    }
+
+    /// Counts a new connection, or closes it and logs why when ``Configuration/maximumConnections``
+    /// are already open.
+    private func admitsConnection(from socket: TCPConnection) -> Bool {
+        let open = self.openConnections.add(1, ordering: .relaxed).newValue
+        guard open > self.configuration.maximumConnections else { return true }
+        self.openConnections.subtract(1, ordering: .relaxed)
+        socket.close()
+        self.logger.notice(
+            "connection refused: too many connections",
+            metadata: ["remote": "\(socket.remoteDescription)", "limit": "\(self.configuration.maximumConnections)"]
+        )
+        return false
     }
 
     /// The limits of a WebSocket connection: frames and fragmented messages up to the maximum packet

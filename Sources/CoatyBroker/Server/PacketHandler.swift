@@ -32,7 +32,7 @@ struct PacketHandler {
         while true {
             let packet: MQTTPacket
             do {
-                guard let next = try state.decoder.next() else { return nil }
+                guard let next = try state.decoder.next() else { return self.holdUnfinished(state) }
                 packet = next
                 decodedAny = true
             } catch {
@@ -43,6 +43,13 @@ struct PacketHandler {
                     )
                     return .close(.refused(.unacceptableProtocolVersion))
                 }
+                if case .packetTooLarge(let size) = error {
+                    return .close(
+                        .protocolViolation(
+                            "packet of \(size) bytes exceeds the maximum packet size of \(self.configuration.maximumPacketSize)"
+                        )
+                    )
+                }
                 return .close(.protocolViolation("\(error)"))
             }
             if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
@@ -51,6 +58,19 @@ struct PacketHandler {
             if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
             if outbox.needsRoom { return .waitForWriter }
         }
+    }
+
+    /// Counts the bytes of the unfinished packet the decoder holds in the broker-wide total; closes the
+    /// connection if its growth takes the total beyond ``MQTTBroker/Configuration/maximumUnfinishedPacketBytes``.
+    private func holdUnfinished(_ state: ReaderState) -> ReaderStep? {
+        let held = state.decoder.bufferedByteCount
+        let growth = held - state.heldBytes
+        guard growth != 0 else { return nil }
+        state.heldBytes = held
+        let total = self.broker.unfinishedPacketBytes.add(growth, ordering: .relaxed).newValue
+        let limit = max(self.configuration.maximumUnfinishedPacketBytes, self.configuration.maximumPacketSize)
+        guard growth > 0, total > limit else { return nil }
+        return .close(.overLimit("unfinished packets of all clients would hold \(total) bytes, over \(limit)"))
     }
 
     /// Handles one packet; returns a reason to close, or `nil` to go on.
@@ -392,6 +412,8 @@ struct PacketHandler {
     /// Detaches a connection whose reader and writer have ended: detaches its session (publishing the
     /// will unless the client disconnected), removes its outbox and reports.
     func detach(_ reason: CloseReason, state: ReaderState) {
+        self.broker.unfinishedPacketBytes.subtract(state.heldBytes, ordering: .relaxed)
+        state.heldBytes = 0
         let attached = state.session != nil
         let logger = self.logger
         self.broker.core.withLock { core in

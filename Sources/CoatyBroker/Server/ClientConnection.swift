@@ -75,7 +75,15 @@ struct ClientConnection: Sendable {
     func serve() async {
         let (state, outbox, watch) = self.opened()
         let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await Self.write(outbox, to: self.socket, watch: watch, logger: self.logger) }
+            group.addTask {
+                await Self.write(
+                    outbox,
+                    to: self.socket,
+                    watch: watch,
+                    traffic: self.broker.traffic,
+                    logger: self.logger
+                )
+            }
             let reason = await self.read(state, outbox: outbox, watch: watch)
             switch reason {
             case .refused, .disconnected:
@@ -142,11 +150,12 @@ struct ClientConnection: Sendable {
         _ outbox: Outbox,
         to socket: any ByteStreamConnection,
         watch: ActivityWatch,
+        traffic: BrokerTraffic,
         logger: CoatyLogger
     ) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
-            Self.encode(items, into: &buffer, logger: logger)
+            let messages = Self.encode(items, into: &buffer, logger: logger)
             do {
                 try await socket.write(buffer)
             } catch {
@@ -154,17 +163,23 @@ struct ClientConnection: Sendable {
                 outbox.abort()
                 return
             }
+            traffic.sent(bytes: buffer.count, messages: messages)
             if outbox.wrote() { watch.touch() }
         }
     }
 
     /// Encodes a batch of the outbox's items into `buffer`, replacing what it held.
+    ///
+    /// - Returns: The number of PUBLISH packets in the batch.
     @inline(never)
-    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) {
+    @discardableResult
+    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        var messages = 0
         for item in items {
             switch item {
             case .publish(let message, let packetID, let dup):
+                messages += 1
                 message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
             case .packet(let packet):
                 do {
@@ -174,6 +189,7 @@ struct ClientConnection: Sendable {
                 }
             }
         }
+        return messages
     }
 
     // MARK: - Reader
@@ -192,6 +208,7 @@ struct ClientConnection: Sendable {
                 return .connectionLost("\(error)")
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
+            self.broker.traffic.received(bytes: bytes.count)
             // A read that finds data does not suspend; yield so that a client that keeps sending cannot
             // monopolise an executor thread and starve the writers that drain its messages.
             await Task.yield()

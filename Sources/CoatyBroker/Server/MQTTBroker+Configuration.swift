@@ -55,10 +55,10 @@ extension MQTTBroker {
         /// being written. While they are at least half of this, or 1 MiB, whichever is smaller, the
         /// broker does not handle more of the client's packets, so a client that pipelines requests
         /// gets its replies at the pace it reads them and is never disconnected; one that stops reading
-        /// while the broker holds back its packets is disconnected after 1.5 × its keep-alive. QoS 0
-        /// messages are dropped long before this (see ``maximumQueuedBytesPerClient``), so what reaches
-        /// it is QoS 1/2 messages in flight (up to ``maximumInFlightMessagesPerClient`` of them) and
-        /// acknowledgements. A packet into an empty queue always fits. Defaults to 64 MiB.
+        /// while the broker holds back its packets is disconnected after 1.5 × its keep-alive. A QoS 0
+        /// message that would exceed it is dropped instead, so what reaches it is QoS 1/2 messages in
+        /// flight (up to ``maximumInFlightMessagesPerClient`` of them) and acknowledgements. A packet
+        /// into an empty queue always fits. Defaults to 64 MiB.
         public var maximumUnreadBytesPerClient: Int
         /// How many QoS 1/2 messages may be unacknowledged towards one client at once. Defaults to 20,
         /// like mosquitto's `max_inflight_messages`.
@@ -127,6 +127,15 @@ extension MQTTBroker {
         /// the opening handshake may be at most 8 KiB (431 beyond it), and a malformed one is answered
         /// with 400 and closed.
         public var webSocketPort: Int?
+        /// How often the broker publishes its statistics to the `$SYS/broker/…` topics (retained, QoS 0,
+        /// only the values that changed, as mosquitto does), or `nil` for never. Defaults to 10 s, like
+        /// mosquitto's `sys_interval`.
+        ///
+        /// The topics are `version`, `uptime` ("N seconds"), `clients/connected`,
+        /// `messages/received`, `messages/sent`, `bytes/received` and `bytes/sent`, each under
+        /// `$SYS/broker/`. A subscription to `#` does not match them [MQTT-4.7.2-1]; subscribe to
+        /// `$SYS/#`.
+        public var systemTopicInterval: Duration?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: CoatyLogger
@@ -159,6 +168,7 @@ extension MQTTBroker {
         ///     accepts them unless `passwordFile` or `credentials` is set.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
+        ///   - systemTopicInterval: How often `$SYS` statistics are published. Defaults to 10 s.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
             maximumPacketSize: Int = 16 << 20,
@@ -178,6 +188,7 @@ extension MQTTBroker {
             allowAnonymous: Bool? = nil,
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
+            systemTopicInterval: Duration? = .seconds(10),
             logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
@@ -197,6 +208,7 @@ extension MQTTBroker {
             self.allowAnonymous = allowAnonymous
             self.connectTimeout = connectTimeout
             self.webSocketPort = webSocketPort
+            self.systemTopicInterval = systemTopicInterval
             self.logger = logger
         }
     }

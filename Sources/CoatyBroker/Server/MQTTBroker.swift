@@ -36,6 +36,8 @@ public final class MQTTBroker: Sendable {
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: CoatyLogger
+    /// The traffic counters of the `$SYS` topics.
+    let traffic = BrokerTraffic()
     private let nextConnectionID = Atomic<UInt64>(1)
     /// Open connections, counted from the accept to the end of their task (see
     /// ``Configuration/maximumConnections``).
@@ -182,6 +184,9 @@ public final class MQTTBroker: Sendable {
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            if let interval = self.configuration.systemTopicInterval {
+                group.addTask { try await self.publishSystemTopics(every: interval) }
+            }
             if let webSocketListener = self.webSocketListener {
                 group.addTask { try await self.serve(webSocketListener, overWebSocket: true) }
             }

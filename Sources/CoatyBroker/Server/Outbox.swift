@@ -7,9 +7,10 @@ import Synchronization
 /// It counts the client's **unread bytes**: the encoded size of the packets queued plus those of the
 /// batch the writer is still writing. The fan-out path enqueues synchronously and never waits for a
 /// slow client. Policy:
-/// - a QoS 0 PUBLISH is dropped (and counted) when ``capacity`` packets are already waiting, or when
+/// - a QoS 0 PUBLISH is dropped (and counted) when ``capacity`` packets are already waiting, when
 ///   its topic and payload would take the PUBLISHes waiting beyond ``byteCapacity`` bytes (one is
-///   always accepted into an empty queue);
+///   always accepted into an empty queue), or when it would take the unread bytes beyond
+///   ``unreadLimit``;
 /// - any other packet is queued unless it would take the unread bytes beyond ``unreadLimit``: then the
 ///   client is a slow consumer and the connection is closed (a packet into an empty outbox is always
 ///   accepted, so a packet up to the maximum size gets through to a client that reads);
@@ -132,15 +133,16 @@ final class Outbox: Sendable {
             state in
             if state.isFinished { return (.dropped, nil) }
             let size = item.publishedSize
+            let encodedSize = item.encodedSize
+            let exceedsUnread = state.unreadBytes > 0 && state.unreadBytes + encodedSize > self.unreadLimit
             if droppable,
                 state.items.count >= self.capacity
-                    || (state.publishedBytes + size > self.byteCapacity && !state.items.isEmpty)
+                    || (state.publishedBytes + size > self.byteCapacity && !state.items.isEmpty) || exceedsUnread
             {
                 state.droppedCount += 1
                 return (.dropped, nil)
             }
-            let encodedSize = item.encodedSize
-            if state.unreadBytes > 0, state.unreadBytes + encodedSize > self.unreadLimit { return (.overflow, nil) }
+            if exceedsUnread { return (.overflow, nil) }
             state.items.append(item)
             state.publishedBytes += size
             state.queuedBytes += encodedSize

@@ -347,6 +347,7 @@ struct PacketHandler {
         state: ReaderState,
         outbox: Outbox
     ) -> CloseReason? {
+        self.broker.traffic.receivedMessage()
         let clientID = state.clientID ?? ""
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
         guard TopicName.isValid(publish.topic) else {

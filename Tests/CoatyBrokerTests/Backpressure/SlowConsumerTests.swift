@@ -1,4 +1,5 @@
 import CoatyBroker
+import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import Testing
@@ -17,13 +18,42 @@ struct SlowConsumerTests {
         return reason
     }
 
-    /// A client that pipelines PINGREQs and never reads: the broker stops reading it once its replies
-    /// back up, and drops it after 1.5 × its keep-alive of 1 s.
-    @Test func pingerThatNeverReadsIsDroppedAsSlowConsumer() async throws {
-        try await MQTTBroker.withRunning(configuration: .init(maximumUnreadBytesPerClient: 64 * 1024)) { broker in
+    /// A client that keeps subscribing to a large retained message and never reads: the broker stops
+    /// reading it once the replies fill the socket buffers and its queue, and drops it after 1.5 × its
+    /// keep-alive of 1 s, logging why with its client id.
+    @Test func clientThatNeverReadsIsDroppedAsSlowConsumer() async throws {
+        let handler = InMemoryLogHandler()
+        let configuration = MQTTBroker.Configuration(
+            maximumUnreadBytesPerClient: 2 << 20,
+            logger: CoatyLogger(label: "broker", level: .notice, handler: handler)
+        )
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
             let events = broker.events()
+            let publisher = try await RawMQTTClient.connected(port: broker.port, clientID: "publisher")
+            try await publisher.send(
+                .publish(
+                    MQTTPublishPacket(
+                        topic: "large",
+                        payload: Array(repeating: 1, count: 512 * 1024),
+                        qos: .atLeastOnce,
+                        retain: true,
+                        packetID: 1
+                    )
+                )
+            )
+            var acknowledgement = publisher
+            #expect(try await acknowledgement.receivePacket(timeout: .seconds(10)) == .puback(1))
             let client = try await RawMQTTClient.connected(port: broker.port, clientID: "deaf", keepAlive: 1)
-            let chunk: [UInt8] = (0..<64 * 1024).map { $0 % 2 == 0 ? 0xC0 : 0x00 }
+            var requests: [UInt8] = []
+            for index in 1...100 {
+                try MQTTPacket.subscribe(
+                    MQTTSubscribePacket(
+                        packetID: UInt16(index),
+                        subscriptions: [MQTTSubscription(filter: "large", qos: .atMostOnce)]
+                    )
+                ).encode(into: &requests)
+            }
+            let chunk = requests
             let connection = client.connection
             let reason = try await withThrowingTaskGroup(of: String?.self, returning: String?.self) { group in
                 group.addTask {
@@ -43,6 +73,8 @@ struct SlowConsumerTests {
             #expect(text.hasPrefix("slow consumer: "), "\(text)")
             #expect(text.contains("keep-alive"), "\(text)")
         }
+        let dropped = handler.entries.first { $0.message == "client dropped" && $0.metadata["client"] == "deaf" }
+        #expect(dropped?.metadata["reason"]?.hasPrefix("slow consumer: ") == true)
     }
 
     /// A QoS 1 subscriber that never reads, sent more large messages than the socket buffers hold:

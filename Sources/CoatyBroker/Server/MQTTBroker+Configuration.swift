@@ -127,6 +127,10 @@ extension MQTTBroker {
         /// the opening handshake may be at most 8 KiB (431 beyond it), and a malformed one is answered
         /// with 400 and closed.
         public var webSocketPort: Int?
+        /// A third listener for MQTT over TLS (`mqtts://`), or `nil` (the default) for none. It
+        /// listens on the same host as the TCP listener; the TLS handshake counts towards
+        /// ``connectTimeout``, and the CONNECT has as long again after it.
+        public var tls: TLSListener?
         /// How often the broker publishes its statistics to the `$SYS/broker/…` topics (retained, QoS 0,
         /// only the values that changed, as mosquitto does), or `nil` for never. Defaults to 10 s, like
         /// mosquitto's `sys_interval`.
@@ -168,6 +172,7 @@ extension MQTTBroker {
         ///     accepts them unless `passwordFile` or `credentials` is set.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
+        ///   - tls: The TLS listener; `nil` (the default) for none.
         ///   - systemTopicInterval: How often `$SYS` statistics are published. Defaults to 10 s.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
@@ -188,6 +193,7 @@ extension MQTTBroker {
             allowAnonymous: Bool? = nil,
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
+            tls: TLSListener? = nil,
             systemTopicInterval: Duration? = .seconds(10),
             logger: CoatyLogger = .disabled
         ) {
@@ -208,6 +214,7 @@ extension MQTTBroker {
             self.allowAnonymous = allowAnonymous
             self.connectTimeout = connectTimeout
             self.webSocketPort = webSocketPort
+            self.tls = tls
             self.systemTopicInterval = systemTopicInterval
             self.logger = logger
         }

@@ -4,14 +4,21 @@ import CoatyTransport
 
 /// Builds the transport a client subcommand connects with.
 enum TransportFactory {
+    /// The transport for `options`; warns on standard error when `--insecure` turns verification off.
     static func make(_ options: ConnectionOptions) throws -> any Transport {
+        if options.tls.isInsecure {
+            Console.error(
+                "warning: --insecure: the broker's certificate is not verified; anyone on the path can read and change the traffic\n"
+            )
+        }
         let url = options.broker.hasPrefix("tcp://") ? "mqtt://" + options.broker.dropFirst(6) : options.broker
         return MQTTTransport(
             configuration: .init(
                 brokerURL: url,
                 username: options.username,
                 password: options.password,
-                connectTimeout: .seconds(5)
+                connectTimeout: .seconds(5),
+                tls: options.tls.transportOptions
             )
         )
     }

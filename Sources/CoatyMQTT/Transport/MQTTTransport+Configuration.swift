@@ -4,9 +4,13 @@ import CoatyTransport
 extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
     public struct Configuration: Sendable {
-        /// The broker URL: `mqtt://host:port` (or `tcp://`), port 1883 if omitted; or
+        /// The broker URL: `mqtt://host:port` (or `tcp://`), port 1883 if omitted;
+        /// `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted; or
         /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
         public var brokerURL: String
+        /// How `mqtts://` connections are secured; by default the broker's certificate is verified
+        /// against the system's trust store. Unused for other schemes.
+        public var tls: TLSOptions
         /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead
         /// when a PINGREQ stays unanswered, at most one keep-alive after the last packet received.
         /// Whole seconds on the wire; `.zero` disables keep-alive. Defaults to 60 s.
@@ -70,6 +74,7 @@ extension MQTTTransport {
         ///   - subscriptionQoS: Defaults to QoS 0.
         ///   - logger: Defaults to none: the connecting manager's logger.
         ///   - clock: Defaults to `ContinuousClock()`.
+        ///   - tls: The TLS options for `mqtts://`; defaults to verifying against the system's CAs.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
             keepAlive: Duration = .seconds(60),
@@ -82,9 +87,11 @@ extension MQTTTransport {
             maximumInFlight: Int = 64,
             subscriptionQoS: QualityOfService = .atMostOnce,
             logger: CoatyLogger? = nil,
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            tls: TLSOptions = TLSOptions()
         ) {
             self.brokerURL = brokerURL
+            self.tls = tls
             self.keepAlive = keepAlive
             self.cleanSession = cleanSession
             self.username = username

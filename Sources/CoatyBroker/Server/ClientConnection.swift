@@ -24,6 +24,12 @@ struct ClientConnection: Sendable {
         case protocolViolation(String)
         /// The watchdog fired: no CONNECT in time, or 1.5 × keep-alive of silence.
         case timedOut
+        /// The client left too many bytes unread: more than the bound, or, while its reader waited for
+        /// it to read, for 1.5 × keep-alive. Nothing more is sent.
+        case slowConsumer(String)
+        /// A broker-wide limit would be exceeded (see
+        /// ``MQTTBroker/Configuration/maximumUnfinishedPacketBytes``). Nothing more is sent.
+        case overLimit(String)
         /// The broker is shutting down.
         case cancelled
 
@@ -34,6 +40,8 @@ struct ClientConnection: Sendable {
             case .connectionLost(let reason): "connection lost: \(reason)"
             case .protocolViolation(let reason): "protocol violation: \(reason)"
             case .timedOut: "timed out"
+            case .slowConsumer(let reason): "slow consumer: \(reason)"
+            case .overLimit(let reason): "over a limit: \(reason)"
             case .cancelled: "broker stopping"
             }
         }
@@ -50,6 +58,8 @@ struct ClientConnection: Sendable {
         /// The client's access control rules once connected; `nil` without an ACL.
         var access: ClientAccess?
         var sawFirstByte = false
+        /// The bytes of an unfinished packet counted in ``MQTTBroker/unfinishedPacketBytes``.
+        var heldBytes = 0
         /// Sessions and connections whose queues this client's publishes found filling up.
         var congestedSessions: Set<SessionID> = []
         var congestedConnections: Set<ConnectionID> = []
@@ -65,7 +75,15 @@ struct ClientConnection: Sendable {
     func serve() async {
         let (state, outbox, watch) = self.opened()
         let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await Self.write(outbox, to: self.socket, logger: self.logger) }
+            group.addTask {
+                await Self.write(
+                    outbox,
+                    to: self.socket,
+                    watch: watch,
+                    traffic: self.broker.traffic,
+                    logger: self.logger
+                )
+            }
             let reason = await self.read(state, outbox: outbox, watch: watch)
             switch reason {
             case .refused, .disconnected:
@@ -124,27 +142,44 @@ struct ClientConnection: Sendable {
 
     // MARK: - Writer
 
-    private static func write(_ outbox: Outbox, to socket: any ByteStreamConnection, logger: CoatyLogger) async {
+    /// Drains the outbox into the socket, a batch at a time.
+    ///
+    /// A batch written while the client's reader waits for room counts as activity on the watch: the
+    /// client reads, and the broker, not the client, holds back its packets.
+    private static func write(
+        _ outbox: Outbox,
+        to socket: any ByteStreamConnection,
+        watch: ActivityWatch,
+        traffic: BrokerTraffic,
+        logger: CoatyLogger
+    ) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
-            Self.encode(items, into: &buffer, logger: logger)
+            let messages = Self.encode(items, into: &buffer, logger: logger)
             do {
                 try await socket.write(buffer)
             } catch {
-                // The reader sees the closed socket and cleans up.
-                socket.close()
+                // Closes the socket and wakes the reader, wherever it waits; it cleans up.
+                outbox.abort()
                 return
             }
+            traffic.sent(bytes: buffer.count, messages: messages)
+            if outbox.wrote() { watch.touch() }
         }
     }
 
     /// Encodes a batch of the outbox's items into `buffer`, replacing what it held.
+    ///
+    /// - Returns: The number of PUBLISH packets in the batch.
     @inline(never)
-    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) {
+    @discardableResult
+    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        var messages = 0
         for item in items {
             switch item {
             case .publish(let message, let packetID, let dup):
+                messages += 1
                 message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
             case .packet(let packet):
                 do {
@@ -154,6 +189,7 @@ struct ClientConnection: Sendable {
                 }
             }
         }
+        return messages
     }
 
     // MARK: - Reader
@@ -166,11 +202,13 @@ struct ClientConnection: Sendable {
             } catch is CancellationError {
                 return .cancelled
             } catch {
+                if let reason = outbox.abortReason { return .slowConsumer(reason) }
                 if watch.hasFired { return .timedOut }
                 if Task.isCancelled { return .cancelled }
                 return .connectionLost("\(error)")
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
+            self.broker.traffic.received(bytes: bytes.count)
             // A read that finds data does not suspend; yield so that a client that keeps sending cannot
             // monopolise an executor thread and starve the writers that drain its messages.
             await Task.yield()
@@ -184,6 +222,8 @@ struct ClientConnection: Sendable {
                 switch step {
                 case .close(let reason): return reason
                 case .pace: await self.pace(state)
+                case .waitForWriter:
+                    if await !outbox.waitForRoom() { return self.stoppedWaiting(outbox: outbox, watch: watch) }
                 }
             }
         }
@@ -194,6 +234,19 @@ struct ClientConnection: Sendable {
         case close(CloseReason)
         /// This client's publishes are filling other clients' queues: wait before the next packet.
         case pace
+        /// This client has many bytes unread: wait for it to read before handling its next packet.
+        case waitForWriter
+    }
+
+    /// Why the reader's wait for room ended without room: the connection is closing.
+    @inline(never)
+    private func stoppedWaiting(outbox: Outbox, watch: ActivityWatch) -> CloseReason {
+        if let reason = outbox.abortReason { return .slowConsumer(reason) }
+        if watch.hasFired {
+            return .slowConsumer("\(outbox.unreadBytes) bytes unread and nothing read for 1.5 × keep-alive")
+        }
+        if Task.isCancelled { return .cancelled }
+        return .connectionLost("closed while the client had bytes unread")
     }
 
     /// Decodes and handles the buffered packets (see ``PacketHandler/handleBuffered(_:outbox:watch:)``);

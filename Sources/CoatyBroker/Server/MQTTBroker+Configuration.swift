@@ -9,8 +9,21 @@ extension MQTTBroker {
         /// The largest packet accepted from a client, in bytes, fixed header included.
         ///
         /// Checked from the fixed header before the body is buffered; a client that announces a larger
-        /// packet is disconnected. Defaults to 1 MiB.
+        /// packet is disconnected, logged at `.notice` with its client id and the packet's size.
+        /// Defaults to 16 MiB, the largest packet a Coaty agent's MQTT client accepts by default, so
+        /// every message an agent can receive passes (mosquitto accepts up to MQTT's 256 MiB).
         public var maximumPacketSize: Int
+        /// How many client connections may be open at once (broker-wide), counted from the accept; one
+        /// more is closed at once and logged at `.notice`. Defaults to 10,000 (about 100 MiB of idle
+        /// connections, kernel buffers included); mosquitto's `max_connections` is unlimited by default.
+        public var maximumConnections: Int
+        /// How many bytes the unfinished packets of all clients may hold (broker-wide).
+        ///
+        /// A packet is buffered until its last byte arrives, up to ``maximumPacketSize`` per client; a
+        /// client whose unfinished packet takes the total beyond this is disconnected and logged at
+        /// `.notice`, so that many clients sending large packets slowly cannot exhaust memory.
+        /// Defaults to 64 MiB; a bound below ``maximumPacketSize`` counts as that size.
+        public var maximumUnfinishedPacketBytes: Int
         /// How many messages wait for one client before the slow-consumer policy applies.
         ///
         /// - QoS 1/2 messages beyond the in-flight window wait in the session queue (also while a
@@ -18,8 +31,6 @@ extension MQTTBroker {
         ///   and counted in ``MQTTBroker/Statistics/droppedMessages``.
         /// - QoS 0 messages for an online client are dropped and counted when this many packets are
         ///   already waiting to be written to its socket. QoS 0 is not queued for offline clients.
-        /// - A client with 2 × (this + ``maximumInFlightMessagesPerClient``) + 16 packets waiting for its
-        ///   socket (it sends but never reads its acknowledgements) is disconnected.
         ///
         /// ``maximumQueuedBytesPerClient`` bounds the same queues by their bytes.
         ///
@@ -31,12 +42,24 @@ extension MQTTBroker {
         /// The session queue drops its **oldest** messages until a new one fits; QoS 0 messages for
         /// the socket are dropped when they would not fit. An empty queue always takes one message, so
         /// a message of up to ``maximumPacketSize`` gets through to a client that reads. Messages in
-        /// flight are bounded by ``maximumInFlightMessagesPerClient`` instead. So a client that stops
-        /// reading holds at most about 2 × this + ``maximumInFlightMessagesPerClient`` ×
-        /// ``maximumPacketSize`` bytes (52 MiB with the defaults), where a bound on messages alone let
-        /// it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB; mosquitto's `max_queued_bytes`
-        /// is unlimited by default.
+        /// flight are bounded by ``maximumInFlightMessagesPerClient`` instead, and everything waiting
+        /// for the socket by ``maximumUnreadBytesPerClient``. So a client that stops reading holds at
+        /// most about this + ``maximumUnreadBytesPerClient`` bytes (80 MiB with the defaults), where a
+        /// bound on messages alone let it hold about 2 GiB of 1 MiB messages. Defaults to 16 MiB;
+        /// mosquitto's `max_queued_bytes` is unlimited by default.
         public var maximumQueuedBytesPerClient: Int
+        /// How many bytes queued to one client it may leave unread before it is a slow consumer and is
+        /// disconnected (logged at `.notice` with the client id).
+        ///
+        /// Unread bytes are the encoded packets waiting for the client's socket, including the batch
+        /// being written. While they are at least half of this, or 1 MiB, whichever is smaller, the
+        /// broker does not handle more of the client's packets, so a client that pipelines requests
+        /// gets its replies at the pace it reads them and is never disconnected; one that stops reading
+        /// while the broker holds back its packets is disconnected after 1.5 × its keep-alive. A QoS 0
+        /// message that would exceed it is dropped instead, so what reaches it is QoS 1/2 messages in
+        /// flight (up to ``maximumInFlightMessagesPerClient`` of them) and acknowledgements. A packet
+        /// into an empty queue always fits. Defaults to 64 MiB.
+        public var maximumUnreadBytesPerClient: Int
         /// How many QoS 1/2 messages may be unacknowledged towards one client at once. Defaults to 20,
         /// like mosquitto's `max_inflight_messages`.
         public var maximumInFlightMessagesPerClient: Int
@@ -108,6 +131,15 @@ extension MQTTBroker {
         /// listens on the same host as the TCP listener; the TLS handshake counts towards
         /// ``connectTimeout``, and the CONNECT has as long again after it.
         public var tls: TLSListener?
+        /// How often the broker publishes its statistics to the `$SYS/broker/…` topics (retained, QoS 0,
+        /// only the values that changed, as mosquitto does), or `nil` for never. Defaults to 10 s, like
+        /// mosquitto's `sys_interval`.
+        ///
+        /// The topics are `version`, `uptime` ("N seconds"), `clients/connected`,
+        /// `messages/received`, `messages/sent`, `bytes/received` and `bytes/sent`, each under
+        /// `$SYS/broker/`. A subscription to `#` does not match them [MQTT-4.7.2-1]; subscribe to
+        /// `$SYS/#`.
+        public var systemTopicInterval: Duration?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: CoatyLogger
@@ -121,9 +153,13 @@ extension MQTTBroker {
         /// Creates a configuration.
         ///
         /// - Parameters:
-        ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 1 MiB.
+        ///   - maximumPacketSize: The largest accepted packet in bytes. Defaults to 16 MiB.
+        ///   - maximumConnections: The open connections (broker-wide). Defaults to 10,000.
+        ///   - maximumUnfinishedPacketBytes: The bytes of unfinished packets (broker-wide). Defaults to
+        ///     64 MiB.
         ///   - maximumQueuedMessagesPerClient: The per-client queue bound. Defaults to 1000.
         ///   - maximumQueuedBytesPerClient: The per-client queue bound in bytes. Defaults to 16 MiB.
+        ///   - maximumUnreadBytesPerClient: The bytes a client may leave unread. Defaults to 64 MiB.
         ///   - maximumInFlightMessagesPerClient: The per-client QoS 1/2 window. Defaults to 20.
         ///   - maximumRetainedMessages: The number of retained topics. Defaults to 100,000.
         ///   - maximumRetainedBytes: The bytes of retained messages. Defaults to 64 MiB.
@@ -137,11 +173,15 @@ extension MQTTBroker {
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
         ///   - tls: The TLS listener; `nil` (the default) for none.
+        ///   - systemTopicInterval: How often `$SYS` statistics are published. Defaults to 10 s.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
-            maximumPacketSize: Int = 1 << 20,
+            maximumPacketSize: Int = 16 << 20,
+            maximumConnections: Int = 10_000,
+            maximumUnfinishedPacketBytes: Int = 64 << 20,
             maximumQueuedMessagesPerClient: Int = 1000,
             maximumQueuedBytesPerClient: Int = 16 << 20,
+            maximumUnreadBytesPerClient: Int = 64 << 20,
             maximumInFlightMessagesPerClient: Int = 20,
             maximumRetainedMessages: Int = 100_000,
             maximumRetainedBytes: Int = 64 << 20,
@@ -154,11 +194,15 @@ extension MQTTBroker {
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
             tls: TLSListener? = nil,
+            systemTopicInterval: Duration? = .seconds(10),
             logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
+            self.maximumConnections = maximumConnections
+            self.maximumUnfinishedPacketBytes = maximumUnfinishedPacketBytes
             self.maximumQueuedMessagesPerClient = maximumQueuedMessagesPerClient
             self.maximumQueuedBytesPerClient = maximumQueuedBytesPerClient
+            self.maximumUnreadBytesPerClient = maximumUnreadBytesPerClient
             self.maximumInFlightMessagesPerClient = maximumInFlightMessagesPerClient
             self.maximumRetainedMessages = maximumRetainedMessages
             self.maximumRetainedBytes = maximumRetainedBytes
@@ -171,6 +215,7 @@ extension MQTTBroker {
             self.connectTimeout = connectTimeout
             self.webSocketPort = webSocketPort
             self.tls = tls
+            self.systemTopicInterval = systemTopicInterval
             self.logger = logger
         }
     }

@@ -45,7 +45,15 @@ public final class MQTTBroker: Sendable {
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: CoatyLogger
+    /// The traffic counters of the `$SYS` topics.
+    let traffic = BrokerTraffic()
     private let nextConnectionID = Atomic<UInt64>(1)
+    /// Open connections, counted from the accept to the end of their task (see
+    /// ``Configuration/maximumConnections``).
+    private let openConnections = Atomic<Int>(0)
+    /// The bytes all readers hold of unfinished packets (see
+    /// ``Configuration/maximumUnfinishedPacketBytes``).
+    let unfinishedPacketBytes = Atomic<Int>(0)
     private let nextAssignedClientID = Atomic<UInt64>(1)
     private let observers = Mutex(EventObservers())
 
@@ -109,7 +117,7 @@ public final class MQTTBroker: Sendable {
     ///   - port: The TCP port, or 0 (the default) to let the OS choose one; read it from ``port``.
     ///   - configuration: Limits, credentials and logging.
     /// - Returns: A bound broker; call ``run()`` to serve.
-    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, in-flight or subscription
+    /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, unread-bytes, in-flight, subscription or connection
     ///   limit below 1, a negative retained or offline-session limit, a maximum packet size outside
     ///   16…268,435,455 bytes, an in-flight window above 65,535, a port out of range or TLS files that
     ///   cannot be used (or no OpenSSL 3 for them), or `.bindFailed` if a socket cannot be bound.
@@ -125,16 +133,16 @@ public final class MQTTBroker: Sendable {
             throw BrokerError(.invalidConfiguration, "WebSocket port \(webSocketPort) is out of range")
         }
         guard configuration.maximumPacketSize >= 16, configuration.maximumQueuedMessagesPerClient >= 1,
-            configuration.maximumQueuedBytesPerClient >= 1,
+            configuration.maximumQueuedBytesPerClient >= 1, configuration.maximumUnreadBytesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient >= 1,
             configuration.maximumInFlightMessagesPerClient <= 65_535,
             configuration.maximumRetainedMessages >= 0, configuration.maximumRetainedBytes >= 0,
             configuration.maximumSubscriptionsPerClient >= 1,
-            configuration.maximumOfflineSessions >= 0
+            configuration.maximumOfflineSessions >= 0, configuration.maximumConnections >= 1
         else {
             throw BrokerError(
                 .invalidConfiguration,
-                "queue, in-flight and subscription limits must be at least 1 (in-flight at most 65,535), the retained and offline-session limits at least 0 and the packet size at least 16 bytes"
+                "queue, unread-bytes, in-flight, subscription and connection limits must be at least 1 (in-flight at most 65,535), the retained and offline-session limits at least 0, and the packet size at least 16 bytes"
             )
         }
         // A PUBLISH accepted under this size and re-sent with a packet id (2 more bytes) must still have a
@@ -214,6 +222,9 @@ public final class MQTTBroker: Sendable {
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            if let interval = self.configuration.systemTopicInterval {
+                group.addTask { try await self.publishSystemTopics(every: interval) }
+            }
             if let webSocketListener = self.webSocketListener {
                 group.addTask { try await self.serve(webSocketListener, as: .webSocket) }
             }
@@ -256,17 +267,34 @@ public final class MQTTBroker: Sendable {
                     try Task.checkCancellation()
                     throw BrokerError(.acceptFailed, "the listening socket failed", underlying: error)
                 }
+                guard self.admitsConnection(from: socket) else { continue }
                 let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
-                switch kind {
-                case .tcp: group.addTask { await ClientConnection(broker: self, socket: socket, id: id).serve() }
-                case .webSocket: group.addTask { await self.serveWebSocket(socket, id: id) }
-                case .tls(let context):
-                    group.addTask { await self.serveTLS(socket, id: id, context: context, overWebSocket: false) }
-                case .secureWebSocket(let context):
-                    group.addTask { await self.serveTLS(socket, id: id, context: context, overWebSocket: true) }
+                group.addTask {
+                    defer { self.openConnections.subtract(1, ordering: .relaxed) }
+                    switch kind {
+                    case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
+                    case .webSocket: await self.serveWebSocket(socket, id: id)
+                    case .tls(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: false)
+                    case .secureWebSocket(let context):
+                        await self.serveTLS(socket, id: id, context: context, overWebSocket: true)
+                    }
                 }
             }
         }
+    }
+
+    /// Counts a new connection, or closes it and logs why when ``Configuration/maximumConnections``
+    /// are already open.
+    private func admitsConnection(from socket: TCPConnection) -> Bool {
+        let open = self.openConnections.add(1, ordering: .relaxed).newValue
+        guard open > self.configuration.maximumConnections else { return true }
+        self.openConnections.subtract(1, ordering: .relaxed)
+        socket.close()
+        self.logger.notice(
+            "connection refused: too many connections",
+            metadata: ["remote": "\(socket.remoteDescription)", "limit": "\(self.configuration.maximumConnections)"]
+        )
+        return false
     }
 
     /// The limits of a WebSocket connection: frames and fragmented messages up to the maximum packet
@@ -435,26 +463,28 @@ public final class MQTTBroker: Sendable {
 extension MQTTBroker.Core {
     /// Hands state-machine outputs to the connections' write queues. Called with the lock held, so
     /// packets reach each queue in the order the state machine decided.
-    mutating func dispatch(_ outputs: [BrokerSessions.Output], logger: CoatyLogger) {
+    mutating func dispatch(_ outputs: [BrokerSessions.Output]) {
         for output in outputs {
             switch output {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
                 let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
                 if result == .queuedCongested || result == .dropped { self.congestedConnections.insert(connection) }
-                if result == .overflow {
-                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
-                    outbox.abort()
-                }
+                if result == .overflow { outbox.abort(reason: Self.slowConsumer(outbox)) }
             case .pubrel(let connection, let packetID):
                 guard let outbox = self.outboxes[connection] else { continue }
                 if outbox.enqueue(.packet(.pubrel(packetID)), droppable: false) == .overflow {
-                    logger.notice("slow consumer disconnected", metadata: ["connection": "\(connection)"])
-                    outbox.abort()
+                    outbox.abort(reason: Self.slowConsumer(outbox))
                 }
             case .close(let connection):
                 self.outboxes[connection]?.abort()
             }
         }
+    }
+
+    /// The close reason of a client whose unread bytes would exceed the bound; the connection's
+    /// detach logs it with the client id.
+    static func slowConsumer(_ outbox: Outbox) -> String {
+        "\(outbox.unreadBytes) bytes unread, the next packet would exceed the bound of \(outbox.unreadLimit)"
     }
 }

@@ -32,7 +32,7 @@ struct PacketHandler {
         while true {
             let packet: MQTTPacket
             do {
-                guard let next = try state.decoder.next() else { return nil }
+                guard let next = try state.decoder.next() else { return self.holdUnfinished(state) }
                 packet = next
                 decodedAny = true
             } catch {
@@ -43,13 +43,34 @@ struct PacketHandler {
                     )
                     return .close(.refused(.unacceptableProtocolVersion))
                 }
+                if case .packetTooLarge(let size) = error {
+                    return .close(
+                        .protocolViolation(
+                            "packet of \(size) bytes exceeds the maximum packet size of \(self.configuration.maximumPacketSize)"
+                        )
+                    )
+                }
                 return .close(.protocolViolation("\(error)"))
             }
             if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
                 return .close(reason)
             }
             if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
+            if outbox.needsRoom { return .waitForWriter }
         }
+    }
+
+    /// Counts the bytes of the unfinished packet the decoder holds in the broker-wide total; closes the
+    /// connection if its growth takes the total beyond ``MQTTBroker/Configuration/maximumUnfinishedPacketBytes``.
+    private func holdUnfinished(_ state: ReaderState) -> ReaderStep? {
+        let held = state.decoder.bufferedByteCount
+        let growth = held - state.heldBytes
+        guard growth != 0 else { return nil }
+        state.heldBytes = held
+        let total = self.broker.unfinishedPacketBytes.add(growth, ordering: .relaxed).newValue
+        let limit = max(self.configuration.maximumUnfinishedPacketBytes, self.configuration.maximumPacketSize)
+        guard growth > 0, total > limit else { return nil }
+        return .close(.overLimit("unfinished packets of all clients would hold \(total) bytes, over \(limit)"))
     }
 
     /// Handles one packet; returns a reason to close, or `nil` to go on.
@@ -128,7 +149,7 @@ struct PacketHandler {
                     returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
                 )
                 let reason = Self.reply(.suback(suback), on: outbox)
-                core.dispatch(outputs, logger: logger)
+                core.dispatch(outputs)
                 return (reason, granted)
             }
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
@@ -205,18 +226,20 @@ struct PacketHandler {
     private func acknowledge(
         _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
     ) -> CloseReason? {
-        let logger = self.logger
-        return self.broker.core.withLock { core in
+        self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
             return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
         }
     }
 
+    /// Queues a reply; a client whose unread bytes it would take past the bound is a slow consumer.
+    /// The reader waits for the writer long before its own replies get there, so only messages for the
+    /// client and a client that stopped reading do.
     private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
         outbox.enqueue(.packet(packet), droppable: false) == .overflow
-            ? .protocolViolation("slow consumer: too many unread replies") : nil
+            ? .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) : nil
     }
 
     private func handleConnect(
@@ -288,7 +311,7 @@ struct PacketHandler {
                     .packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))),
                     droppable: false
                 )
-                core.dispatch(outputs, logger: logger)
+                core.dispatch(outputs)
                 return (session, clientID, access, discardedWill)
             }
         state.session = sessionID
@@ -324,6 +347,7 @@ struct PacketHandler {
         state: ReaderState,
         outbox: Outbox
     ) -> CloseReason? {
+        self.broker.traffic.receivedMessage()
         let clientID = state.clientID ?? ""
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
         guard TopicName.isValid(publish.topic) else {
@@ -359,7 +383,6 @@ struct PacketHandler {
                 "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
             ]
         )
-        let logger = self.logger
         let (reason, sessions, connections) = self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
@@ -376,7 +399,7 @@ struct PacketHandler {
                 }
                 reply = .pubrec(packetID)
             }
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
             let sessions = core.sessions.takeCongestedSessions()
             let connections = core.congestedConnections
             core.congestedConnections = []
@@ -390,6 +413,8 @@ struct PacketHandler {
     /// Detaches a connection whose reader and writer have ended: detaches its session (publishing the
     /// will unless the client disconnected), removes its outbox and reports.
     func detach(_ reason: CloseReason, state: ReaderState) {
+        self.broker.unfinishedPacketBytes.subtract(state.heldBytes, ordering: .relaxed)
+        state.heldBytes = 0
         let attached = state.session != nil
         let logger = self.logger
         self.broker.core.withLock { core in
@@ -402,7 +427,7 @@ struct PacketHandler {
             if let removed = core.outboxes.removeValue(forKey: self.id) {
                 core.droppedQoS0 += removed.droppedCount
             }
-            core.dispatch(outputs, logger: logger)
+            core.dispatch(outputs)
         }
         if let clientID = state.clientID {
             self.broker.emit(.clientDisconnected(clientID: clientID, reason: reason.description))

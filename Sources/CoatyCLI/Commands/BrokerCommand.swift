@@ -25,7 +25,7 @@ enum BrokerCommand {
         configuration.logger = CoatyLogger(
             label: "coaty.broker",
             level: options.verbose ? .debug : .notice,
-            handler: StandardErrorLogHandler()
+            handler: TimestampedLogHandler()
         )
         let broker = try MQTTBroker.bind(host: options.host, port: options.port, configuration: configuration)
         Console.line("coaty broker listening on mqtt://\(options.host):\(broker.port) (Ctrl-C to stop)")

@@ -18,8 +18,9 @@ struct AccessControlBrokerTests {
         topic write will/#
         """
 
+    /// Without the retained `$SYS` topics, so that retained counts are the tests' own.
     private func configuration() throws -> MQTTBroker.Configuration {
-        MQTTBroker.Configuration(accessControlList: try AccessControlList(parsing: Self.acl))
+        MQTTBroker.Configuration(accessControlList: try AccessControlList(parsing: Self.acl), systemTopicInterval: nil)
     }
 
     private func publish(

@@ -170,7 +170,7 @@ extension CommunicationManager {
         self.resume(end.waiters)
         // Publications still queued (the manager stopped while offline, or was cancelled) are dropped,
         // and reported before the diagnostics streams finish.
-        for message in end.unsent {
+        for message in end.unsent.flatMap(\.messages) {
             let diagnostic = CommunicationDiagnostic(
                 kind: .droppedPublication,
                 topic: message.topic,

@@ -7,7 +7,7 @@ struct ManagerState: Sendable {
     /// The communication state last reported to ``stateObservers``.
     var reportedState: CommunicationState = .offline
     var stateObservers: [ObserverID: EventStream<CommunicationState>.Continuation] = [:]
-    var diagnosticObservers: [ObserverID: EventStream<CommunicationDiagnostic>.Continuation] = [:]
+    var diagnosticObservers: [ObserverID: DiagnosticObserver] = [:]
 
     init(configuration: CommunicationManager.Configuration) {
         self.machine = ManagerStateMachine(

@@ -21,17 +21,19 @@ struct NoSilentLossTests {
         } _: { managers, _ in
             let diagnostics = managers[0].observeDiagnostics()
             let advertises = try await managers[1].observeAdvertise(objectType: "com.example.Burst")
-            for index in 0..<count {
-                try await managers[0].publish(
-                    AdvertiseEvent(CoatyObject(objectType: "com.example.Burst", name: "\(index)"))
-                )
+            for index in 0...count {
+                let name = index == count ? "end" : "\(index)"
+                try await managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Burst", name: name)))
             }
-            var names: [String] = []
+            var received = 0
+            var inOrder = true
             for await advertise in advertises {
-                names.append(advertise.object.name)
-                if names.count == count { break }
+                if advertise.object.name == "end" { break }
+                if advertise.object.name != "\(received)" { inOrder = false }
+                received += 1
             }
-            #expect(names == (0..<count).map { "\($0)" })
+            #expect(received == count)
+            #expect(inOrder)
             managers[0].finish()
             for await diagnostic in diagnostics { Issue.record("unexpected diagnostic: \(diagnostic)") }
         }

@@ -34,18 +34,20 @@ struct BurstThroughMosquittoTests {
                 }
                 let advertises = try await observer.observeAdvertise(objectType: "com.example.Burst")
                 group.addTask {
-                    for index in 0..<count {
+                    // A last event marks the end, so that a loss fails the test instead of hanging it.
+                    for index in 0...count {
+                        let name = index == count ? "end" : "\(index)"
                         try await publisher.publish(
-                            AdvertiseEvent(CoatyObject(objectType: "com.example.Burst", name: "\(index)"))
+                            AdvertiseEvent(CoatyObject(objectType: "com.example.Burst", name: name))
                         )
                     }
                 }
                 var received = 0
                 var inOrder = true
                 for await advertise in advertises {
+                    if advertise.object.name == "end" { break }
                     if advertise.object.name != "\(received)" { inOrder = false }
                     received += 1
-                    if received == count { break }
                 }
                 #expect(received == count)
                 #expect(inOrder)

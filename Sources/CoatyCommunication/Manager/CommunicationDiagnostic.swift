@@ -27,6 +27,10 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
         /// diagnostics were not put in its stream (they were logged); sent as the stream's last
         /// element when no later diagnostic carried the count.
         case skippedDiagnostics
+        /// A connection attempt failed or the connection was lost; the reason names the error and
+        /// when the manager tries again (the topic is empty). Also in
+        /// ``CommunicationManager/connectionFailure``.
+        case connectionFailed
     }
 
     /// What kind of drop this is.

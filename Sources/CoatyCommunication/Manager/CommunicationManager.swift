@@ -75,6 +75,14 @@ public final class CommunicationManager: Sendable {
         self.state.withLock { $0.reportedState }
     }
 
+    /// Why the manager is offline: the error of the last failed connection attempt or lost
+    /// connection (a `TransportError` from the transport, such as `.connectionRefused` or
+    /// `.connectFailed`), or `nil` while online and before the first attempt failed. Each failure is
+    /// also reported by ``observeDiagnostics()`` (``CommunicationDiagnostic/Kind/connectionFailed``).
+    public var connectionFailure: (any Error)? {
+        self.state.withLock { $0.connectionFailure }
+    }
+
     // MARK: State and diagnostics streams
 
     /// Observes the communication state: yields the current state first, then every change.

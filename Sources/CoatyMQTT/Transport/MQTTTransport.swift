@@ -59,7 +59,8 @@ public struct MQTTTransport: Transport {
     ///     A QoS 2 message is delivered once even if the broker resends it.
     ///   - body: Works with the connection.
     /// - Returns: What `body` returns.
-    /// - Throws: `TransportError`: `.invalidArgument` (bad broker URL), `.connectFailed` (TCP or
+    /// - Throws: `TransportError`: `.invalidConfiguration` (bad broker URL, a password without a user
+    ///   name), `.connectFailed` (TCP or
     ///   handshake I/O failed), `.timedOut` (no connection or CONNACK within the connect timeout),
     ///   `.connectionRefused` (CONNACK return code), `.protocolViolation` (bad handshake), or
     ///   `.connectionLost`; `CancellationError`; what `body` throws.
@@ -88,7 +89,7 @@ public struct MQTTTransport: Transport {
         do {
             broker = try MQTTBrokerAddress(parsing: configuration.brokerURL)
         } catch {
-            throw TransportError(.invalidArgument, error.description, underlying: error)
+            throw TransportError(.invalidConfiguration, error.description, underlying: error)
         }
         let connect = try Self.connectPacket(options, configuration: configuration)
         let logger = configuration.effectiveLogger
@@ -229,7 +230,7 @@ public struct MQTTTransport: Transport {
             )
         }
         if configuration.password != nil && configuration.username == nil {
-            throw TransportError(.invalidArgument, "a password requires a user name")
+            throw TransportError(.invalidConfiguration, "a password requires a user name")
         }
         return MQTTConnectPacket(
             clientID: options.clientID,

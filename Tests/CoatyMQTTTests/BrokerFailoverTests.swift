@@ -38,7 +38,7 @@ struct BrokerFailoverTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in managers.indices {
                     group.addTask { try await managers[index].run() }
-                    while await states[index].next() != .online {}
+                    try await Self.wait(for: .online, on: &states[index])
                 }
                 _ = try await callee.handleCalls("com.example.echo") { call in
                     let number = call.parameter(at: 0)?.intValue ?? -1
@@ -56,8 +56,8 @@ struct BrokerFailoverTests {
                 Mosquitto.kill(first)
                 // Both lose the first broker and get online again, on the second.
                 for index in managers.indices {
-                    while await states[index].next() != .offline {}
-                    while await states[index].next() != .online {}
+                    try await Self.wait(for: .offline, on: &states[index])
+                    try await Self.wait(for: .online, on: &states[index])
                 }
                 for number in 2...5 { #expect(try await call(number) == number) }
                 // Any duplicate of an earlier call would reach the callee before this last one.
@@ -67,5 +67,17 @@ struct BrokerFailoverTests {
                 try await group.waitForAll()
             }
         }
+    }
+
+    /// Waits until the state stream yields `state`; throws when it ends first (the test was
+    /// cancelled by its time limit, or the manager stopped).
+    private static func wait(
+        for state: CommunicationState,
+        on states: inout EventStream<CommunicationState>.AsyncIterator
+    ) async throws {
+        while let next = await states.next() {
+            if next == state { return }
+        }
+        throw CancellationError()
     }
 }

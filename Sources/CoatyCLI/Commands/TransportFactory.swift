@@ -5,10 +5,11 @@ import CoatyTransport
 /// Builds the transport a client subcommand connects with.
 enum TransportFactory {
     static func make(_ options: ConnectionOptions) throws -> any Transport {
-        let url = options.broker.hasPrefix("tcp://") ? "mqtt://" + options.broker.dropFirst(6) : options.broker
+        let urls = options.brokers.map { $0.hasPrefix("tcp://") ? "mqtt://" + $0.dropFirst(6) : $0 }
         return MQTTTransport(
             configuration: .init(
-                brokerURL: url,
+                brokerURL: urls[0],
+                failoverBrokerURLs: Array(urls.dropFirst()),
                 username: options.username,
                 password: options.password,
                 connectTimeout: .seconds(5)

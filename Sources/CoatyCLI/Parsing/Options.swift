@@ -101,7 +101,9 @@ struct BrokerOptions: Equatable {
 /// Each value comes from the command line, else from the environment (``environmentVariables``),
 /// else from its default.
 struct ConnectionOptions: Equatable {
-    var broker = "mqtt://127.0.0.1:1883"
+    /// The brokers, in order of preference: `--broker` repeated, or `COATY_BROKER_URL` (several
+    /// separated by commas). The transport fails over from one to the next.
+    var brokers = ["mqtt://127.0.0.1:1883"]
     var namespace = "-"
     var username: String?
     var password: String?
@@ -112,7 +114,22 @@ struct ConnectionOptions: Equatable {
         "password": "COATY_PASSWORD",
     ]
 
+    /// Whether the command line gave a broker: a further `--broker` adds a failover broker instead
+    /// of replacing the environment's or the default.
+    private var hasCommandLineBroker = false
+
+    /// The preferred broker, named in messages.
+    var broker: String {
+        get { self.brokers[0] }
+        set { self.brokers = [newValue] }
+    }
+
     init() {}
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.brokers == rhs.brokers && lhs.namespace == rhs.namespace && lhs.username == rhs.username
+            && lhs.password == rhs.password
+    }
 
     /// The options the environment sets, checked as their command-line forms are; the command line
     /// then overrides them.
@@ -123,8 +140,10 @@ struct ConnectionOptions: Equatable {
             }
             return value
         }
-        if let url = value("broker") {
-            self.broker = try Self.checkedBroker(url, source: "COATY_BROKER_URL", subcommand: subcommand)
+        if let urls = value("broker") {
+            self.brokers = try urls.split(separator: ",").map { url throws(UsageError) in
+                try Self.checkedBroker(String(url), source: "COATY_BROKER_URL", subcommand: subcommand)
+            }
         }
         if let namespace = value("namespace") {
             self.namespace = try parseEventFilterName(
@@ -161,11 +180,17 @@ struct ConnectionOptions: Equatable {
     ) throws(UsageError) -> Bool {
         switch name {
         case "broker", "b":
-            self.broker = try Self.checkedBroker(
+            let url = try Self.checkedBroker(
                 try scanner.value(for: "broker", inline: inline),
                 source: "'--broker'",
                 subcommand: scanner.subcommand
             )
+            if self.hasCommandLineBroker {
+                self.brokers.append(url)
+            } else {
+                self.brokers = [url]
+                self.hasCommandLineBroker = true
+            }
         case "namespace", "n":
             self.namespace = try parseEventFilterName(
                 try scanner.value(for: "namespace", inline: inline),

@@ -10,6 +10,7 @@
 //   CoatySockets       the only module touching the OS socket API (epoll and poll reactors, TCP)
 //   CoatyMQTTPackets   pure MQTT 3.1.1 packet codec, shared by client and broker
 //   CoatyWebSocket     RFC 6455 WebSocket (handshake, frames, connection) for MQTT over ws://
+//   CoatyTLS           TLS over TCP for mqtts://, through OpenSSL 3 loaded at run time (no headers needed)
 //   CoatyMQTT          MQTT client and the MQTTTransport
 //   CoatyBroker        embedded MQTT 3.1.1 broker
 //   CoatyTesting       test support for apps built on the framework
@@ -56,15 +57,18 @@ let package = Package(
         ),
         .target(name: "CoatySockets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
         .target(name: "CoatyMQTTPackets", dependencies: ["CoatyCore"], swiftSettings: swiftSettings),
-        .target(name: "CoatyWebSocket", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
+        .target(name: "CoatyWebSocket", dependencies: ["CoatyCore", "CoatySockets"], swiftSettings: swiftSettings),
+        .target(name: "CoatyTLS", dependencies: ["CoatySockets"], swiftSettings: swiftSettings),
         .target(
             name: "CoatyMQTT",
-            dependencies: ["CoatyCore", "CoatyTransport", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
+            dependencies: [
+                "CoatyCore", "CoatyTransport", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket", "CoatyTLS",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoatyBroker",
-            dependencies: ["CoatyCore", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket"],
+            dependencies: ["CoatyCore", "CoatyMQTTPackets", "CoatySockets", "CoatyWebSocket", "CoatyTLS"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -138,6 +142,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoatyTLSTests",
+            dependencies: ["CoatyTLS", "CoatySockets", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoatyMQTTPacketsTests",
             dependencies: ["CoatyMQTTPackets"],
             swiftSettings: swiftSettings
@@ -146,7 +155,7 @@ let package = Package(
             name: "CoatyMQTTTests",
             dependencies: [
                 "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyMQTT", "CoatyMQTTPackets",
-                "CoatySockets", "TestSupport", "CoatyTestAgent", "CoatyBroker", "CoatyTesting",
+                "CoatySockets", "TestSupport", "CoatyTestAgent", "CoatyBroker", "CoatyTesting", "CoatyTLS",
             ],
             swiftSettings: swiftSettings
         ),

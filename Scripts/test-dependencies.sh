@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs what the tests need when it is missing: mosquitto and its clients (and python3 and pip if
-# absent) from Debian's packages, paho-mqtt 2 from PyPI. Used by Scripts/test.sh and
+# Installs what the tests need when it is missing: mosquitto and its clients, openssl (the command
+# makes the TLS tests' certificates) and libssl3 (OpenSSL 3, loaded at run time for mqtts://), and
+# python3 and pip if absent, from Debian's packages; paho-mqtt 2 from PyPI. Used by Scripts/test.sh and
 # Scripts/sanitizers.sh.
 set -euo pipefail
 
 need_apt=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need_apt+=(mosquitto)
 command -v mosquitto_pub >/dev/null 2>&1 || need_apt+=(mosquitto-clients)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The package is libssl3 on Debian 12 and libssl3t64 on Debian 13 and Ubuntu 24.04.
+if ! ldconfig -p 2>/dev/null | grep -q 'libssl\.so\.3 '; then
+    if apt-cache show libssl3t64 >/dev/null 2>&1; then need_apt+=(libssl3t64); else need_apt+=(libssl3); fi
+fi
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 if [ ${#need_apt[@]} -gt 0 ]; then

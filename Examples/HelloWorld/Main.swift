@@ -23,7 +23,7 @@ enum HelloWorldMain {
           monitor          The monitor agent: follows agents, tasks and logs.
 
         OPTIONS:
-          --broker <url>     The broker, mqtt://host:port. (default: mqtt://127.0.0.1:1883)
+          --broker <url>     The broker, mqtt://host:port or mqtts://host:port (TLS). (default: mqtt://127.0.0.1:1883)
           --namespace <ns>   The Coaty namespace. (default: -)
           --tasks <n>        How many tasks the service offers. (default: 3)
           --name <name>      The client's name. (default: client)
@@ -33,6 +33,7 @@ enum HelloWorldMain {
         ENVIRONMENT (the command line wins):
           COATY_BROKER_URL, COATY_NAMESPACE  Defaults for --broker and --namespace.
           COATY_USERNAME, COATY_PASSWORD     MQTT credentials of a single agent.
+          COATY_CAFILE                       mqtts: trust these CA certificates (PEM) instead of the system's.
         """
 
     static func main() async {
@@ -81,12 +82,16 @@ struct Options: Equatable {
     var namespace = "-"
     var username: String?
     var password: String?
+    /// The CA certificates an `mqtts://` broker's certificate must chain to, instead of the system's.
+    var caFile: String?
     var name = "client"
     var tasks = 3
     var agents = 1
 
     /// Settings taken from the environment where the command line does not give them.
-    static let environmentVariables = ["COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD"]
+    static let environmentVariables = [
+        "COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD", "COATY_CAFILE",
+    ]
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -100,8 +105,9 @@ struct Options: Equatable {
         self.namespace = set["COATY_NAMESPACE"] ?? self.namespace
         self.username = set["COATY_USERNAME"]
         self.password = set["COATY_PASSWORD"]
-        guard self.broker.hasPrefix("mqtt://") else {
-            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port")
+        self.caFile = set["COATY_CAFILE"]
+        guard self.broker.hasPrefix("mqtt://") || self.broker.hasPrefix("mqtts://") else {
+            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port or mqtts://host:port")
         }
         var index = 0
         func value(_ option: String) throws -> String {
@@ -117,8 +123,8 @@ struct Options: Equatable {
                 self.role = argument
             case "--broker":
                 self.broker = try value(argument)
-                guard self.broker.hasPrefix("mqtt://") else {
-                    throw UsageError(description: "'--broker' takes mqtt://host:port")
+                guard self.broker.hasPrefix("mqtt://") || self.broker.hasPrefix("mqtts://") else {
+                    throw UsageError(description: "'--broker' takes mqtt://host:port or mqtts://host:port")
                 }
             case "--namespace": self.namespace = try value(argument)
             case "--name": self.name = try value(argument)

@@ -18,7 +18,8 @@ enum SingleAgent {
                 configuration: .init(
                     brokerURL: options.broker,
                     username: options.username,
-                    password: options.password
+                    password: options.password,
+                    tls: .init(trustedCertificates: options.caFile.map { .file($0) })
                 )
             ),
             communication: .init(

@@ -16,7 +16,8 @@ enum AgentRole {
                     configuration: .init(
                         brokerURL: options.broker,
                         username: options.username,
-                        password: options.password
+                        password: options.password,
+                        tls: .init(trustedCertificates: options.caFile.map { .file($0) })
                     )
                 ),
                 communication: .init(identity: Identity(name: name), ioNodes: nodes, namespace: options.namespace)

@@ -22,7 +22,7 @@ enum IORoutingMain {
           display          A display: shows the readings it gets until its association ends.
 
         OPTIONS:
-          --broker <url>     The broker, mqtt://host:port. (default: mqtt://127.0.0.1:1883)
+          --broker <url>     The broker, mqtt://host:port or mqtts://host:port (TLS). (default: mqtt://127.0.0.1:1883)
           --namespace <ns>   The Coaty namespace. (default: -)
           --room <room>      The display's room. (default: living room)
           --readings <n>     How many readings the sensor publishes, 3 to 100. (default: 20)
@@ -31,6 +31,7 @@ enum IORoutingMain {
         ENVIRONMENT (the command line wins):
           COATY_BROKER_URL, COATY_NAMESPACE  Defaults for --broker and --namespace.
           COATY_USERNAME, COATY_PASSWORD     MQTT credentials of a single agent.
+          COATY_CAFILE                       mqtts: trust these CA certificates (PEM) instead of the system's.
         """
 
     static func main() async {

@@ -15,11 +15,15 @@ struct Options: Equatable {
     var namespace = "-"
     var username: String?
     var password: String?
+    /// The CA certificates an `mqtts://` broker's certificate must chain to, instead of the system's.
+    var caFile: String?
     var room = "living room"
     var readings = 20
 
     /// Settings taken from the environment where the command line does not give them.
-    static let environmentVariables = ["COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD"]
+    static let environmentVariables = [
+        "COATY_BROKER_URL", "COATY_NAMESPACE", "COATY_USERNAME", "COATY_PASSWORD", "COATY_CAFILE",
+    ]
 
     /// Parses the arguments after the program name; `environment` supplies the broker, namespace and
     /// credentials (``environmentVariables``) that the command line does not.
@@ -29,8 +33,9 @@ struct Options: Equatable {
         self.namespace = set["COATY_NAMESPACE"] ?? self.namespace
         self.username = set["COATY_USERNAME"]
         self.password = set["COATY_PASSWORD"]
-        guard self.broker.hasPrefix("mqtt://") else {
-            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port")
+        self.caFile = set["COATY_CAFILE"]
+        guard self.broker.hasPrefix("mqtt://") || self.broker.hasPrefix("mqtts://") else {
+            throw UsageError(description: "COATY_BROKER_URL takes mqtt://host:port or mqtts://host:port")
         }
         var remaining = arguments[...]
         if let first = remaining.first, let role = Role(rawValue: first), role != .help {
@@ -49,8 +54,8 @@ struct Options: Equatable {
                 self.role = .help
             case "--broker":
                 self.broker = try value()
-                guard self.broker.hasPrefix("mqtt://") else {
-                    throw UsageError(description: "'--broker' takes mqtt://host:port")
+                guard self.broker.hasPrefix("mqtt://") || self.broker.hasPrefix("mqtts://") else {
+                    throw UsageError(description: "'--broker' takes mqtt://host:port or mqtts://host:port")
                 }
             case "--namespace":
                 self.namespace = try value()

@@ -12,7 +12,7 @@ import Testing
 struct FailuresThatSpeakTests {
     /// A malformed URL, an unsupported scheme or a port out of range make `run()` throw
     /// `.invalidConfiguration` at once instead of retrying for ever.
-    @Test(arguments: ["htp:/x", "mqtts://127.0.0.1:8883", "mqtt://127.0.0.1:70000", "mqtt://"])
+    @Test(arguments: ["htp:/x", "amqp://127.0.0.1:5672", "mqtt://127.0.0.1:70000", "mqtt://"])
     func runFailsAtOnceOnABrokerURLThatCanNeverWork(url: String) async throws {
         let manager = CommunicationManager(
             transport: MQTTTransport(brokerURL: url),

@@ -682,7 +682,7 @@ struct MQTTConnectionFakeBrokerTests {
     }
 
     @Test func invalidBrokerURLs() async {
-        for url in ["mqtts://host:8883", "wss://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
+        for url in ["mqtts://host/path", "wss://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
             let error = await #expect(throws: TransportError.self) {
                 try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "x"), onMessage: { _ in }) { _ in
                 }
@@ -726,8 +726,20 @@ struct MQTTBrokerAddressTests {
         #expect(throws: MQTTBrokerAddress.ParseError.self) { try MQTTBrokerAddress(parsing: "ws://h:1/a b") }
     }
 
+    @Test func parsesTLSURLs() throws {
+        #expect(
+            try MQTTBrokerAddress(parsing: "mqtts://broker.example")
+                == MQTTBrokerAddress(host: "broker.example", port: 8883, usesTLS: true)
+        )
+        #expect(try MQTTBrokerAddress(parsing: "tls://h:1") == MQTTBrokerAddress(host: "h", port: 1, usesTLS: true))
+        #expect(
+            try MQTTBrokerAddress(parsing: "SSL://[::1]") == MQTTBrokerAddress(host: "::1", port: 8883, usesTLS: true)
+        )
+        #expect(MQTTBrokerAddress(host: "::1", port: 8883, usesTLS: true).description == "mqtts://[::1]:8883")
+    }
+
     @Test(arguments: [
-        "mqtts://h:1", "wss://h", "h:1883", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://[::1", "mqtt://h/path",
+        "mqtts://h/x", "wss://h", "h:1883", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://[::1", "mqtt://h/path",
     ])
     func rejectsOtherURLs(url: String) {
         #expect(throws: MQTTBrokerAddress.ParseError.self) { try MQTTBrokerAddress(parsing: url) }

@@ -104,6 +104,10 @@ extension MQTTBroker {
         /// the opening handshake may be at most 8 KiB (431 beyond it), and a malformed one is answered
         /// with 400 and closed.
         public var webSocketPort: Int?
+        /// A third listener for MQTT over TLS (`mqtts://`), or `nil` (the default) for none. It
+        /// listens on the same host as the TCP listener; the TLS handshake counts towards
+        /// ``connectTimeout``, and the CONNECT has as long again after it.
+        public var tls: TLSListener?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: CoatyLogger
@@ -132,6 +136,7 @@ extension MQTTBroker {
         ///     accepts them unless `passwordFile` or `credentials` is set.
         ///   - connectTimeout: The time allowed for the first packet. Defaults to 10 seconds.
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
+        ///   - tls: The TLS listener; `nil` (the default) for none.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
             maximumPacketSize: Int = 1 << 20,
@@ -148,6 +153,7 @@ extension MQTTBroker {
             allowAnonymous: Bool? = nil,
             connectTimeout: Duration = .seconds(10),
             webSocketPort: Int? = nil,
+            tls: TLSListener? = nil,
             logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
@@ -164,6 +170,7 @@ extension MQTTBroker {
             self.allowAnonymous = allowAnonymous
             self.connectTimeout = connectTimeout
             self.webSocketPort = webSocketPort
+            self.tls = tls
             self.logger = logger
         }
     }

@@ -1,6 +1,7 @@
 import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyTLS
 import CoatyWebSocket
 import Synchronization
 
@@ -29,9 +30,14 @@ public final class MQTTBroker: Sendable {
     /// The port of the WebSocket listener (MQTT over `ws://`), or `nil` when
     /// ``Configuration/webSocketPort`` is `nil`; the one the OS chose when configured with 0.
     public let webSocketPort: Int?
+    /// The port of the TLS listener (MQTT over `mqtts://`), or `nil` when ``Configuration/tls`` is
+    /// `nil`; the one the OS chose when configured with 0.
+    public let tlsPort: Int?
 
     let listener: TCPListener
     let webSocketListener: TCPListener?
+    /// The TLS listener and the certificates it presents.
+    let tlsListener: (listener: TCPListener, context: TLSContext)?
     let core: Mutex<Core>
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
@@ -56,11 +62,18 @@ public final class MQTTBroker: Sendable {
         var congestedConnections: Set<ConnectionID> = []
     }
 
-    private init(listener: TCPListener, webSocketListener: TCPListener?, configuration: Configuration) {
+    private init(
+        listener: TCPListener,
+        webSocketListener: TCPListener?,
+        tlsListener: (listener: TCPListener, context: TLSContext)?,
+        configuration: Configuration
+    ) {
         self.listener = listener
         self.port = listener.port
         self.webSocketListener = webSocketListener
         self.webSocketPort = webSocketListener?.port
+        self.tlsListener = tlsListener
+        self.tlsPort = tlsListener?.listener.port
         self.configuration = configuration
         self.logger = configuration.logger
         let limits = BrokerSessions.Limits(
@@ -81,7 +94,8 @@ public final class MQTTBroker: Sendable {
         }
     }
 
-    /// Creates the listening socket (and the WebSocket one, if configured) without serving yet.
+    /// Creates the listening socket (and the WebSocket and TLS ones, if configured) without serving
+    /// yet.
     ///
     /// Connections that arrive before ``run()`` is called wait in the listen backlog.
     ///
@@ -93,8 +107,8 @@ public final class MQTTBroker: Sendable {
     /// - Returns: A bound broker; call ``run()`` to serve.
     /// - Throws: ``BrokerError`` with code `.invalidConfiguration` for a queue, in-flight or subscription
     ///   limit below 1, a negative retained or offline-session limit, a maximum packet size outside
-    ///   16…268,435,455 bytes, an in-flight window above 65,535 or a port out of range, or `.bindFailed`
-    ///   if a socket cannot be bound.
+    ///   16…268,435,455 bytes, an in-flight window above 65,535, a port out of range or TLS files that
+    ///   cannot be used (or no OpenSSL 3 for them), or `.bindFailed` if a socket cannot be bound.
     public static func bind(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -146,13 +160,28 @@ public final class MQTTBroker: Sendable {
                 )
             }
         }
-        return MQTTBroker(listener: listener, webSocketListener: webSocketListener, configuration: configuration)
+        var tlsListener: (listener: TCPListener, context: TLSContext)?
+        if let tls = configuration.tls {
+            do {
+                tlsListener = try Self.bindTLS(tls, host: host)
+            } catch {
+                listener.close()
+                webSocketListener?.close()
+                throw error
+            }
+        }
+        return MQTTBroker(
+            listener: listener,
+            webSocketListener: webSocketListener,
+            tlsListener: tlsListener,
+            configuration: configuration
+        )
     }
 
     /// Accepts and serves clients until the calling task is cancelled.
     ///
     /// Each connection is served in a child task of a discarding task group, over TCP or, on the
-    /// WebSocket listener, after the WebSocket opening handshake. Cancelling the task that runs this
+    /// WebSocket and TLS listeners, after the WebSocket opening handshake or the TLS handshake. Cancelling the task that runs this
     /// method closes the listeners and every connection (publishing the wills of clients that had one)
     /// and then returns. Call it once per broker.
     ///
@@ -161,11 +190,15 @@ public final class MQTTBroker: Sendable {
     public func run() async throws {
         self.logger.info(
             "broker listening",
-            metadata: ["port": "\(self.port)", "webSocketPort": "\(self.webSocketPort.map(String.init) ?? "off")"]
+            metadata: [
+                "port": "\(self.port)", "webSocketPort": "\(self.webSocketPort.map(String.init) ?? "off")",
+                "tlsPort": "\(self.tlsPort.map(String.init) ?? "off")",
+            ]
         )
         defer {
             self.listener.close()
             self.webSocketListener?.close()
+            self.tlsListener?.listener.close()
             let continuations = self.observers.withLock { observers in
                 observers.isStopped = true
                 defer { observers.continuations = [:] }
@@ -177,14 +210,24 @@ public final class MQTTBroker: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
             if let webSocketListener = self.webSocketListener {
-                group.addTask { try await self.serve(webSocketListener, overWebSocket: true) }
+                group.addTask { try await self.serve(webSocketListener, as: .webSocket) }
             }
-            try await self.serve(self.listener, overWebSocket: false)
+            if let (tlsListener, context) = self.tlsListener {
+                group.addTask { try await self.serve(tlsListener, as: .tls(context)) }
+            }
+            try await self.serve(self.listener, as: .tcp)
         }
     }
 
+    /// What a listener's connections carry MQTT over.
+    private enum ListenerKind {
+        case tcp
+        case webSocket
+        case tls(TLSContext)
+    }
+
     /// Accepts connections from `listener` and serves each in a child task until cancelled.
-    private func serve(_ listener: TCPListener, overWebSocket: Bool) async throws {
+    private func serve(_ listener: TCPListener, as kind: ListenerKind) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             var transientFailures = 0
             while true {
@@ -205,10 +248,10 @@ public final class MQTTBroker: Sendable {
                     throw BrokerError(.acceptFailed, "the listening socket failed", underlying: error)
                 }
                 let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
-                if overWebSocket {
-                    group.addTask { await self.serveWebSocket(socket, id: id) }
-                } else {
-                    group.addTask { await ClientConnection(broker: self, socket: socket, id: id).serve() }
+                switch kind {
+                case .tcp: group.addTask { await ClientConnection(broker: self, socket: socket, id: id).serve() }
+                case .webSocket: group.addTask { await self.serveWebSocket(socket, id: id) }
+                case .tls(let context): group.addTask { await self.serveTLS(socket, id: id, context: context) }
                 }
             }
         }

@@ -7,6 +7,7 @@ enum BrokerCommand {
         var configuration = MQTTBroker.Configuration()
         if let size = options.maximumPacketSize { configuration.maximumPacketSize = size }
         configuration.webSocketPort = options.webSocketPort
+        configuration.tls = try options.tls.listener()
         if let username = options.username, let password = options.password {
             configuration.credentials = .init(username: username, password: password)
         }
@@ -30,6 +31,9 @@ enum BrokerCommand {
         Console.line("coaty broker listening on mqtt://\(options.host):\(broker.port) (Ctrl-C to stop)")
         if let webSocketPort = broker.webSocketPort {
             Console.line("coaty broker listening on ws://\(options.host):\(webSocketPort) (MQTT over WebSocket)")
+        }
+        if let tlsPort = broker.tlsPort {
+            Console.line("coaty broker listening on mqtts://\(options.host):\(tlsPort) (MQTT over TLS)")
         }
         try await Signals.runUntilInterrupted {
             try await broker.run()

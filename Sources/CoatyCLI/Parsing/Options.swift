@@ -20,6 +20,8 @@ struct BrokerOptions: Equatable {
     /// `--allow-anonymous true|false`; `nil` for the broker's default (anonymous clients are allowed
     /// unless a password file or credentials are given).
     var allowAnonymous: Bool?
+    /// The TLS listener's options.
+    var tls = BrokerTLSOptions()
     var verbose = false
 
     /// The environment variables read, by the option they stand in for: the credentials, kept out of
@@ -81,12 +83,14 @@ struct BrokerOptions: Equatable {
                 }
             case .option("verbose", let inline), .option("v", let inline):
                 self.verbose = try scanner.flag("verbose", inline: inline)
-            case .option(let name, _):
+            case .option(let name, let inline):
+                if try self.tls.parse(name, inline: inline, scanner: &scanner) { continue }
                 throw scanner.unknownOption(name)
             case .positional(let value):
                 throw scanner.unexpectedArgument(value)
             }
         }
+        _ = try self.tls.listener()
         if (self.username == nil) != (self.password == nil) {
             throw UsageError(
                 "'--username' and '--password' go together (COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD too)",
@@ -107,6 +111,8 @@ struct ConnectionOptions: Equatable {
     var namespace = "-"
     var username: String?
     var password: String?
+    /// The TLS options, for an `mqtts://` broker.
+    var tls = ClientTLSOptions()
 
     /// The environment variables read, by the option they stand in for.
     static let environmentVariables = [
@@ -128,7 +134,7 @@ struct ConnectionOptions: Equatable {
 
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.brokers == rhs.brokers && lhs.namespace == rhs.namespace && lhs.username == rhs.username
-            && lhs.password == rhs.password
+            && lhs.password == rhs.password && lhs.tls == rhs.tls
     }
 
     /// The options the environment sets, checked as their command-line forms are; the command line
@@ -161,11 +167,11 @@ struct ConnectionOptions: Equatable {
     /// The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage error
     /// now rather than a connect failure after the timeout.
     static func checkedBroker(_ url: String, source: String, subcommand: String) throws(UsageError) -> String {
-        guard ["mqtt://", "tcp://", "ws://"].contains(where: url.hasPrefix),
+        guard ["mqtt://", "tcp://", "mqtts://", "ws://"].contains(where: url.hasPrefix),
             (try? MQTTBrokerAddress(parsing: url)) != nil
         else {
             throw UsageError(
-                "\(source) takes an address like mqtt://host:port or ws://host:port/path, not '\(url)'",
+                "\(source) takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not '\(url)'",
                 subcommand: subcommand
             )
         }
@@ -199,13 +205,19 @@ struct ConnectionOptions: Equatable {
             )
         case "username", "u": self.username = try scanner.value(for: "username", inline: inline)
         case "password", "P": self.password = try scanner.value(for: "password", inline: inline)
-        default: return false
+        default: return try self.tls.parse(name, inline: inline, scanner: &scanner)
         }
         return true
     }
 
-    /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name.
+    /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name; a
+    /// client certificate comes with its key; TLS options need an `mqtts://` broker.
     func validate(subcommand: String) throws(UsageError) {
+        // TLS options need an mqtts:// broker among those to fail over between.
+        try self.tls.validate(
+            broker: self.brokers.first { $0.hasPrefix("mqtts://") } ?? self.broker,
+            subcommand: subcommand
+        )
         if self.password != nil, self.username == nil {
             throw UsageError(
                 "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)",

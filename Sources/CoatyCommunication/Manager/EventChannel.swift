@@ -15,6 +15,10 @@ public import Synchronization
 ///   it waits, or when the consumer side is dropped (``EventStream``'s `Consumer`);
 /// - only one task may wait in ``next(isolation:)`` at a time.
 ///
+/// Its one waiting consumer keeps its continuation in the channel's own state instead of a
+/// `WaiterRegistry`: an event and the wake-up it causes are then decided under one lock, where the
+/// registry would add a second lock and a table entry to every event a waiting consumer gets.
+///
 /// The iterator takes everything buffered at once (``next(batch:isolation:)``), so events it holds
 /// for the consumer no longer count against the capacity: at most twice `capacity` events are held.
 ///

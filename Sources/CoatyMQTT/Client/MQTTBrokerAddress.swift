@@ -1,14 +1,17 @@
-/// The host and port of an MQTT broker, parsed from a URL such as `mqtt://127.0.0.1:1883` or
-/// `ws://127.0.0.1:9883/mqtt`.
+/// The host and port of an MQTT broker, parsed from a URL such as `mqtt://127.0.0.1:1883`,
+/// `mqtts://broker.example:8883` or `ws://127.0.0.1:9883/mqtt`.
 ///
-/// The schemes `mqtt` and `tcp` (as in coaty-js) mean plain TCP; `ws` means MQTT over WebSocket
-/// (RFC 6455, binary frames, subprotocol `mqtt`), as browser agents using mqtt.js connect. TLS schemes
-/// (`mqtts`, `tls`, `wss`) are refused with a clear error.
+/// The schemes `mqtt` and `tcp` (as in coaty-js) mean plain TCP; `mqtts`, `tls` and `ssl` (as in
+/// MQTT.js) mean TLS over TCP; `ws` means MQTT over WebSocket (RFC 6455, binary frames, subprotocol
+/// `mqtt`), as browser agents using mqtt.js connect. `wss` (WebSocket over TLS) is refused with a
+/// clear error.
 public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
     /// The host name or IP literal (IPv6 without brackets).
     public var host: String
-    /// The TCP port; 1883 when an `mqtt://` URL has none, 80 for `ws://`.
+    /// The TCP port; 1883 when an `mqtt://` URL has none, 8883 for `mqtts://`, 80 for `ws://`.
     public var port: Int
+    /// Whether the connection is secured with TLS (`mqtts://`).
+    public var usesTLS: Bool
     /// The HTTP request path when the broker is reached over WebSocket (`ws://`), for example
     /// `"/mqtt"`; `nil` for plain TCP.
     public var webSocketPath: String?
@@ -19,14 +22,17 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
     ///   - host: The host name or IP literal.
     ///   - port: The port. Defaults to 1883.
     ///   - webSocketPath: The path to connect to over WebSocket, or `nil` (the default) for TCP.
-    public init(host: String, port: Int = 1883, webSocketPath: String? = nil) {
+    ///   - usesTLS: Whether to connect with TLS; defaults to `false`.
+    public init(host: String, port: Int = 1883, webSocketPath: String? = nil, usesTLS: Bool = false) {
         self.host = host
         self.port = port
         self.webSocketPath = webSocketPath
+        self.usesTLS = usesTLS
     }
 
-    /// Parses a broker URL: `mqtt://host[:port]`, `tcp://host[:port]`, `ws://host[:port][/path]`
-    /// (path `/` if omitted), IPv6 as `mqtt://[::1]:1883`.
+    /// Parses a broker URL: `mqtt://host[:port]`, `tcp://host[:port]`, `mqtts://host[:port]` (also
+    /// `tls://`, `ssl://`), `ws://host[:port][/path]` (path `/` if omitted), IPv6 as
+    /// `mqtt://[::1]:1883`.
     ///
     /// - Throws: ``MQTTBrokerAddress/ParseError`` for another scheme, a missing host, a bad port or a
     ///   path in an `mqtt://` URL.
@@ -35,10 +41,14 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
             throw ParseError(url: url, reason: "expected mqtt://host:port")
         }
         let scheme = url[..<colon].lowercased()
-        guard scheme == "mqtt" || scheme == "tcp" || scheme == "ws" else {
+        if scheme == "wss" {
+            throw ParseError(url: url, reason: "wss:// (WebSocket over TLS) is not supported yet; use mqtts://")
+        }
+        let usesTLS = ["mqtts", "tls", "ssl"].contains(scheme)
+        guard usesTLS || ["mqtt", "tcp", "ws"].contains(scheme) else {
             throw ParseError(
                 url: url,
-                reason: "unsupported scheme '\(scheme)' (only mqtt://, tcp:// and ws:// are supported)"
+                reason: "unsupported scheme '\(scheme)' (only mqtt://, tcp://, mqtts:// and ws:// are supported)"
             )
         }
         let isWebSocket = scheme == "ws"
@@ -52,7 +62,7 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
                 }
             } else {
                 guard rest[slash...].allSatisfy({ $0 == "/" }) else {
-                    throw ParseError(url: url, reason: "an mqtt:// broker URL has no path")
+                    throw ParseError(url: url, reason: "an \(scheme):// broker URL has no path")
                 }
             }
             rest = rest[..<slash]
@@ -76,20 +86,23 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
             host = rest
         }
         guard !host.isEmpty, !host.contains("@") else { throw ParseError(url: url, reason: "missing or invalid host") }
-        var port = isWebSocket ? 80 : 1883
+        var port = isWebSocket ? 80 : usesTLS ? 8883 : 1883
         if let portText {
             guard let value = Int(portText), (1...65_535).contains(value) else {
                 throw ParseError(url: url, reason: "invalid port '\(portText)'")
             }
             port = value
         }
-        self.init(host: String(host), port: port, webSocketPath: isWebSocket ? (path ?? "/") : nil)
+        self.init(host: String(host), port: port, webSocketPath: isWebSocket ? (path ?? "/") : nil, usesTLS: usesTLS)
     }
 
-    /// The address as a URL, for example `mqtt://127.0.0.1:1883` or `ws://127.0.0.1:9883/mqtt`.
+    /// The address as a URL, for example `mqtt://127.0.0.1:1883`, `mqtts://127.0.0.1:8883` or
+    /// `ws://127.0.0.1:9883/mqtt`.
     public var description: String {
         let authority = self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
-        guard let path = self.webSocketPath else { return "mqtt://\(authority)" }
+        guard let path = self.webSocketPath else {
+            return self.usesTLS ? "mqtts://\(authority)" : "mqtt://\(authority)"
+        }
         return "ws://\(authority)\(path)"
     }
 

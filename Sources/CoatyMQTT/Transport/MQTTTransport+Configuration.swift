@@ -5,7 +5,8 @@ extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
     public struct Configuration: Sendable {
         /// The broker URLs, in order of preference: `mqtt://host:port` (or `tcp://`), port 1883 if
-        /// omitted; or `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
+        /// omitted; `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted; or
+        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
         ///
         /// With more than one, a connection attempt tries them in turn until one answers, starting
         /// with the one that answered last, or, after that one's connection was lost, with the next;
@@ -18,6 +19,9 @@ extension MQTTTransport {
             get { self.brokerURLs.first ?? "" }
             set { self.brokerURLs = [newValue] }
         }
+        /// How `mqtts://` connections are secured; by default the broker's certificate is verified
+        /// against the system's trust store. Unused for other schemes.
+        public var tls: TLSOptions
         /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead
         /// when a PINGREQ stays unanswered, at most one keep-alive after the last packet received.
         /// Whole seconds on the wire; `.zero` disables keep-alive. Defaults to 60 s.
@@ -83,6 +87,7 @@ extension MQTTTransport {
         ///   - subscriptionQoS: Defaults to QoS 0.
         ///   - logger: Defaults to none: the connecting manager's logger.
         ///   - clock: Defaults to `ContinuousClock()`.
+        ///   - tls: The TLS options for `mqtts://`; defaults to verifying against the system's CAs.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
             failoverBrokerURLs: [String] = [],
@@ -96,9 +101,11 @@ extension MQTTTransport {
             maximumInFlight: Int = 64,
             subscriptionQoS: QualityOfService = .atMostOnce,
             logger: CoatyLogger? = nil,
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            tls: TLSOptions = TLSOptions()
         ) {
             self.brokerURLs = [brokerURL] + failoverBrokerURLs
+            self.tls = tls
             self.keepAlive = keepAlive
             self.cleanSession = cleanSession
             self.username = username

@@ -1,15 +1,16 @@
 import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
+import CoatyTLS
 public import CoatyTransport
 import CoatyWebSocket
 import Synchronization
 
-/// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`) or
-/// WebSocket (`ws://`).
+/// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`), TLS
+/// (`mqtts://`, see ``TLSOptions``) or WebSocket (`ws://`).
 ///
-/// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect (and, for `ws://`,
-/// the WebSocket opening handshake) and CONNECT/CONNACK within ``Configuration/connectTimeout``, then
+/// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect (and the TLS
+/// handshake for `mqtts://`, the WebSocket opening handshake for `ws://`) and CONNECT/CONNACK within ``Configuration/connectTimeout``, then
 /// a reader, a writer and a keep-alive timer run as child tasks while `body` uses the connection. Reconnecting, re-subscribing and the offline queue are the
 /// `CommunicationManager`'s job, on top of this type. With ``Configuration/cleanSession`` `false`, the
 /// transport carries the client's half of the MQTT session (unacknowledged QoS 1/2 exchanges) from one
@@ -71,8 +72,9 @@ public struct MQTTTransport: Transport {
     ///   - body: Works with the connection.
     /// - Returns: What `body` returns.
     /// - Throws: `TransportError`: `.invalidConfiguration` (bad broker URL, a password without a user
-    ///   name), `.connectFailed` (TCP or
-    ///   handshake I/O failed), `.timedOut` (no connection or CONNACK within the connect timeout),
+    ///   name), `.connectFailed` (TCP or handshake I/O failed; for `mqtts://` also a TLS failure such
+    ///   as an untrusted certificate, with its `TLSError` as the underlying error), `.timedOut` (no
+    ///   connection or CONNACK within the connect timeout),
     ///   `.connectionRefused` (CONNACK return code), `.protocolViolation` (bad handshake), or
     ///   `.connectionLost`; `CancellationError`; what `body` throws.
     public func withConnection<Result: Sendable>(
@@ -191,7 +193,8 @@ public struct MQTTTransport: Transport {
         }
     }
 
-    /// Opens the byte stream to the broker: a TCP connection, or a WebSocket connection for `ws://`.
+    /// Opens the byte stream to the broker: a TCP connection, a TLS connection for `mqtts://`, or a
+    /// WebSocket connection for `ws://`.
     ///
     /// - Throws: `TransportError` `.connectFailed`; `CancellationError`.
     static func open(
@@ -199,6 +202,15 @@ public struct MQTTTransport: Transport {
         configuration: Configuration
     ) async throws -> any ByteStreamConnection {
         do {
+            if broker.usesTLS {
+                let context = try TLSContext(configuration.tls.contextConfiguration)
+                return try await TLSConnection.connect(
+                    host: broker.host,
+                    port: broker.port,
+                    serverName: configuration.tls.serverName,
+                    context: context
+                )
+            }
             guard let path = broker.webSocketPath else {
                 return try await TCPConnection.connect(host: broker.host, port: broker.port)
             }

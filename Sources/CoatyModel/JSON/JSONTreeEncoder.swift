@@ -203,7 +203,7 @@ final class JSONTreeEncoder: Encoder {
         if T.self == Int.self { return .integer(Int64(value as! Int)) }
         if T.self == Double.self { return try Self.number(value as! Double, path: path()) }
         if T.self == Bool.self { return .bool(value as! Bool) }
-        if T.self == [String: AnyCodable].self {
+        if T.self == JSONKnownTypes.anyCodableDictionary {
             return try Self.tree(of: .object(value as! [String: AnyCodable]), path: path())
         }
         if T.self == Data.self { return .string((value as! Data).base64EncodedString()) }

@@ -61,7 +61,7 @@ struct JSONValueDecoder: Decoder {
         if T.self == AnyCodable.self { return unsafeBitCast(self.value, to: T.self) }
         // The two most common types that are not standard ones, taken without their `init(from:)`.
         if T.self == ObjectID.self { return unsafeBitCast(ObjectID(try self.unboxString()), to: T.self) }
-        if T.self == [String: AnyCodable].self {
+        if T.self == JSONKnownTypes.anyCodableDictionary {
             guard case .object(let members) = self.value else {
                 throw self.typeMismatch([String: AnyCodable].self, at: self.node, expected: "a JSON object")
             }

@@ -13,6 +13,10 @@ import Synchronization
 /// ``beginCall(_:)`` / ``endCall()``, so ``close()`` never closes the descriptor while another task is
 /// inside a call on it (the number could otherwise be reused by a new socket under that call); the
 /// last call to end performs the deferred close.
+///
+/// Each direction has at most one waiter, held in the same state as the readiness counters, so a
+/// report and the wake-up it causes are decided under one lock; a `WaiterRegistry` would add a
+/// second lock and a table entry to every wait on the hottest path of the package.
 final class SocketHandle: Sendable {
     /// The direction an operation waits for.
     enum Direction {

@@ -39,11 +39,16 @@ package struct Mosquitto: Sendable {
     /// Starts mosquitto (anonymous access, loopback only, no persistence), waits until it accepts
     /// connections, runs `body`, and stops it — also when `body` throws.
     ///
+    /// - Parameter listenerOptions: Lines of mosquitto.conf for the listener, for example
+    ///   `certfile …` and `keyfile …` for a TLS listener.
     /// - Throws: ``MosquittoError`` if mosquitto is missing or does not start listening within 10 s;
     ///   what `body` throws.
-    package static func withRunning<Result>(_ body: (Mosquitto) async throws -> Result) async throws -> Result {
+    package static func withRunning<Result>(
+        listenerOptions: [String] = [],
+        _ body: (Mosquitto) async throws -> Result
+    ) async throws -> Result {
         let port = try Self.freePort()
-        let process = try await Self.start(port: port)
+        let process = try await Self.start(port: port, listenerOptions: listenerOptions)
         defer { Self.kill(process) }
         return try await body(Mosquitto(port: port))
     }
@@ -55,15 +60,19 @@ package struct Mosquitto: Sendable {
 
     /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
     ///
+    /// - Parameter listenerOptions: Lines of mosquitto.conf for the listener.
     /// - Throws: ``MosquittoError`` if mosquitto is missing, exits, or does not listen within 10 s.
-    package static func start(port: Int) async throws -> ChildProcess {
+    package static func start(port: Int, listenerOptions: [String] = []) async throws -> ChildProcess {
         guard let executable = Self.executablePath else { throw MosquittoError("mosquitto is not installed") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mosquitto-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("mosquitto.conf")
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_inflight_messages 0\n"
-            .write(to: config, atomically: true, encoding: .utf8)
+        let lines =
+            ["listener \(port) 127.0.0.1"] + listenerOptions + [
+                "allow_anonymous true", "persistence false", "max_inflight_messages 0",
+            ]
+        try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
         let process = try ChildProcess.spawn(executable, ["-c", config.path])
         do {
             try await Self.waitUntilListening(port: port, process: process)
@@ -80,8 +89,9 @@ package struct Mosquitto: Sendable {
         process.waitUntilExit()
     }
 
-    /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation).
-    static func waitUntilListening(port: Int, process: ChildProcess) async throws {
+    /// Polls the port until a connection succeeds, bounded by 10 s (readiness, not synchronisation);
+    /// also for other servers the tests start (`openssl s_server`).
+    package static func waitUntilListening(port: Int, process: ChildProcess) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
             if let connection = try? await TCPConnection.connect(host: "127.0.0.1", port: port) {

@@ -1,0 +1,207 @@
+package import CoatySockets
+import Synchronization
+
+/// A TLS connection over TCP: a ``ByteStreamConnection`` whose bytes are encrypted and
+/// authenticated, as MQTT over `mqtts://` is carried.
+///
+/// OpenSSL works on memory buffers only (``TLSEngine``); the socket I/O stays ours, non-blocking on
+/// the reactor. The reader feeds what arrives and decrypts; the writer encrypts and sends. Only the
+/// writer ever writes to the socket: TLS output that reading causes (a TLS 1.3 key update answer)
+/// waits in the engine and goes out before the next write, so reading and writing never contend
+/// for the socket, and one task may read while another writes, as on ``TCPConnection``.
+package final class TLSConnection: ByteStreamConnection {
+    private let tcp: TCPConnection
+    private let engine: Mutex<TLSEngine>
+    /// Whether a read is under way, so that a failed write knows whether it may read (see
+    /// ``peerAlert()``).
+    private let isReading = Atomic<Bool>(false)
+    /// The TLS version agreed, for example `"TLSv1.3"`.
+    package let version: String
+    /// The ALPN protocol the server chose, if any.
+    package let negotiatedProtocol: String?
+
+    private init(tcp: TCPConnection, engine: sending TLSEngine) {
+        self.tcp = tcp
+        self.version = engine.version
+        self.negotiatedProtocol = engine.negotiatedProtocol
+        self.engine = Mutex(engine)
+    }
+
+    /// The peer's numeric address, for example `"127.0.0.1:50312"`.
+    package var remoteDescription: String { self.tcp.remoteDescription }
+
+    // MARK: - Opening
+
+    /// Connects to a TLS server and performs the client handshake, verifying the server's
+    /// certificate and `serverName` unless the context's verification is off.
+    ///
+    /// Suspends for the TCP connection and the handshake; bound it with a timeout.
+    ///
+    /// - Parameters:
+    ///   - host: The server's host name or IP literal (IPv6 without brackets).
+    ///   - port: The server's port.
+    ///   - serverName: The name sent as SNI and required in the certificate; `host` if `nil`.
+    ///   - context: A client context.
+    /// - Throws: ``TLSError`` (an untrusted, expired or wrong-host certificate, a refused handshake);
+    ///   ``SocketError``; `CancellationError`.
+    package static func connect(
+        host: String,
+        port: Int,
+        serverName: String? = nil,
+        context: TLSContext
+    ) async throws -> TLSConnection {
+        let engine = try TLSEngine(context: context, peerName: serverName ?? host)
+        let tcp = try await TCPConnection.connect(host: host, port: port)
+        return try await Self.handshake(tcp, engine: engine)
+    }
+
+    /// Performs the server handshake on an accepted connection.
+    ///
+    /// Suspends while the client is silent: bound it with a timeout that closes `tcp`.
+    ///
+    /// - Throws: ``TLSError`` (not TLS, no common version, a missing or untrusted client
+    ///   certificate); ``SocketError``; `CancellationError`. `tcp` is closed when this throws.
+    package static func accept(_ tcp: TCPConnection, context: TLSContext) async throws -> TLSConnection {
+        let engine: TLSEngine
+        do {
+            engine = try TLSEngine(context: context, peerName: tcp.remoteDescription)
+        } catch {
+            tcp.close()
+            throw error
+        }
+        return try await Self.handshake(tcp, engine: engine)
+    }
+
+    /// Runs the handshake to its end; closes `tcp` when it fails.
+    private static func handshake(_ tcp: TCPConnection, engine: sending TLSEngine) async throws -> TLSConnection {
+        do {
+            while true {
+                switch engine.handshake() {
+                case .done(let output):
+                    if !output.isEmpty { try await tcp.write(output) }
+                    return TLSConnection(tcp: tcp, engine: engine)
+                case .needsInput(let output):
+                    if !output.isEmpty { try await tcp.write(output) }
+                    let bytes = try await tcp.read(maxBytes: 1 << 16)
+                    guard !bytes.isEmpty else {
+                        throw TLSError(
+                            .handshakeFailed,
+                            "\(engine.peerName) closed the connection during the TLS handshake"
+                        )
+                    }
+                    engine.feed(bytes)
+                case .failed(let error, let output):
+                    // The alert that tells the peer why, if the socket takes it at once.
+                    if !output.isEmpty { _ = tcp.writeWithoutWaiting(output) }
+                    throw error
+                }
+            }
+        } catch {
+            tcp.close()
+            throw error
+        }
+    }
+
+    // MARK: - Reading and writing
+
+    /// Reads the next decrypted bytes.
+    ///
+    /// Suspends until data arrives, the stream ends or the task is cancelled.
+    ///
+    /// - Returns: Between 1 and `maxBytes` bytes, or an empty array at the end of the stream (the
+    ///   peer's close_notify, or TCP EOF).
+    /// - Throws: ``TLSError`` for a record that fails to decrypt or an alert from the peer;
+    ///   ``SocketError``; `CancellationError`.
+    package func read(maxBytes: Int = 65_536) async throws -> [UInt8] {
+        self.isReading.store(true, ordering: .relaxed)
+        defer { self.isReading.store(false, ordering: .relaxed) }
+        let limit = max(1, maxBytes)
+        while true {
+            switch self.engine.withLock({ $0.read(maxBytes: limit) }) {
+            case .data(let bytes):
+                return bytes
+            case .end:
+                return []
+            case .failed(let error):
+                throw error
+            case .needsInput:
+                // One TCP read's worth at a time, and only when OpenSSL asks for more: the
+                // encrypted bytes held never exceed one record plus one read.
+                let bytes = try await self.tcp.read(maxBytes: 1 << 16)
+                self.engine.withLock { engine in
+                    if bytes.isEmpty { engine.peerClosed() } else { engine.feed(bytes) }
+                }
+            }
+        }
+    }
+
+    /// Encrypts and writes all of `bytes`; suspends while the peer does not keep up.
+    ///
+    /// - Throws: ``TLSError`` once the connection has failed; ``SocketError``; `CancellationError`.
+    package func write(_ bytes: [UInt8]) async throws {
+        try await self.write(contentsOf: [bytes])
+    }
+
+    /// Encrypts the buffers in order and writes the records in one go.
+    package func write(contentsOf chunks: [[UInt8]]) async throws {
+        let records = try self.engine.withLock { engine throws(TLSError) in try engine.encrypt(chunks) }
+        guard !records.isEmpty else { return }
+        do {
+            try await self.tcp.write(records)
+        } catch let error as SocketError where error.isConnectionReset {
+            throw await self.peerAlert() ?? error
+        }
+    }
+
+    /// The alert a peer sent before it closed the connection, if one is waiting and no read is under
+    /// way to report it.
+    ///
+    /// A TLS 1.3 server checks the client's certificate after the client has finished its side of the
+    /// handshake, so a refusal (certificate_required, say) arrives as an alert just before the
+    /// server resets the connection, often while the client writes its first packet. The write then
+    /// fails with only "connection reset"; the alert, already received, says why.
+    private func peerAlert() async -> TLSError? {
+        guard self.isReading.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+            return nil
+        }
+        defer { self.isReading.store(false, ordering: .relaxed) }
+        // After a reset or FIN, reads return what was received, then fail or end: they do not wait.
+        for _ in 0..<4 {
+            guard let bytes = try? await self.tcp.read(maxBytes: 1 << 16), !bytes.isEmpty else { return nil }
+            let step = self.engine.withLock { engine in
+                engine.feed(bytes)
+                return engine.read(maxBytes: 1)
+            }
+            if case .failed(let error) = step { return error }
+        }
+        return nil
+    }
+
+    // MARK: - Closing
+
+    /// Marks this side as sending something it waits for an answer to (see
+    /// ``TCPConnection/noteExchange()``).
+    package func noteExchange() {
+        self.tcp.noteExchange()
+    }
+
+    /// Sends close_notify (if the socket takes it at once) and half-closes TCP. Reads still work.
+    package func shutdownOutput() {
+        let notify = self.engine.withLock { $0.closeNotify() }
+        let written = notify.isEmpty ? 0 : self.tcp.writeWithoutWaiting(notify)
+        // Part of a record before FIN would look like an attack to the peer: close at once instead.
+        if written > 0 && written < notify.count {
+            self.tcp.close()
+            return
+        }
+        self.tcp.shutdownOutput()
+    }
+
+    /// Closes the connection at once, without close_notify. Idempotent; pending reads and writes throw.
+    package func close() {
+        self.tcp.close()
+    }
+
+    /// Whether ``close()`` has been called.
+    package var isClosed: Bool { self.tcp.isClosed }
+}

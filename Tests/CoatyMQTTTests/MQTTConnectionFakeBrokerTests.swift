@@ -687,7 +687,7 @@ struct MQTTConnectionFakeBrokerTests {
                 try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "x"), onMessage: { _ in }) { _ in
                 }
             }
-            #expect(error?.code == .invalidArgument)
+            #expect(error?.code == .invalidConfiguration)
         }
     }
 }

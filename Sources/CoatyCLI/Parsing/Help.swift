@@ -35,7 +35,8 @@ enum Help {
 
     private static let connectionOptions = """
           -b, --broker <url>      The broker, mqtt://host:port, mqtts://host:port (TLS, port 8883 by default),
-                                  ws://host:port/path or wss://host:port/path. (default: mqtt://127.0.0.1:1883)
+                                  ws://host:port/path or wss://host:port/path; repeat it for brokers to fail
+                                  over to, in order. (default: mqtt://127.0.0.1:1883)
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
           -P, --password <pw>     MQTT password (with --username).
@@ -47,7 +48,8 @@ enum Help {
         ENVIRONMENT (the command line wins):
           COATY_BROKER_URL, COATY_NAMESPACE, COATY_USERNAME, COATY_PASSWORD
                                   Defaults for --broker, --namespace, --username and --password;
-                                  COATY_PASSWORD keeps the password out of the process list.
+                                  COATY_PASSWORD keeps the password out of the process list;
+                                  COATY_BROKER_URL takes several brokers separated by commas.
         """
 
     static let broker = """

@@ -103,7 +103,7 @@ func encodeDecodeAdvertises() throws -> Double {
         }
         let advertises = await observer.observeAdvertise(coreType: .coatyObject)
         let start = ContinuousClock.now
-        for object in objects { try publisher.publish(AdvertiseEvent(object)) }
+        for object in objects { try await publisher.publish(AdvertiseEvent(object)) }
         var received = 0
         for await _ in advertises {
             received += 1

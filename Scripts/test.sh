@@ -16,6 +16,6 @@ bash Scripts/docs.sh
 echo "==> swift test"
 # A cap far above the ~10 s the suite takes: a hang fails the run instead of eating the CI budget.
 timeout 1500 swift test --skip-build "$@"
-echo "==> swift test again on the poll reactor: the socket, WebSocket, MQTT and broker suites"
+echo "==> swift test again on the poll reactor: the socket, WebSocket, TLS, MQTT and broker suites"
 COATY_REACTOR=poll timeout 1500 swift test --skip-build \
-    --filter 'CoatySocketsTests|CoatyWebSocketTests|CoatyMQTTTests|CoatyBrokerTests'
+    --filter 'CoatySocketsTests|CoatyWebSocketTests|CoatyTLSTests|CoatyMQTTTests|CoatyBrokerTests'

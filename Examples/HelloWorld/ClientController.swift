@@ -55,7 +55,7 @@ final class ClientController: Controller {
                 ).first(timeout: .seconds(10))
                 let greeting = returned.result?.stringValue ?? "?"
                 self.narrator.event(self.name, "Call→Return", "\"\(greeting)\"")
-                try communication.publish(
+                try await communication.publish(
                     ChannelEvent(
                         channelID: HelloWorld.progressChannel,
                         object: assigned.with(state: .done, greeting: greeting)

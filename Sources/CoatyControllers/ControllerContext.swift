@@ -51,7 +51,7 @@ public struct ControllerContext: Sendable {
             logHost: Log.LogHost(pid: Int(ProcessInfo.processInfo.processIdentifier)),
             parentObjectID: self.identity.objectID
         )
-        try self.communication.publish(AdvertiseEvent(log))
+        try self.communication.publishWithoutWaiting(AdvertiseEvent(log))
     }
 
     /// Advertises a debug `Log` object. See ``log(_:_:tags:labels:)``.

@@ -161,7 +161,7 @@ public final class ObjectLifecycleController: Controller {
             return !state.isResolving
         }
         if startResponder { await self.startResolving(context) }
-        try context.communication.publish(AdvertiseEvent(copy))
+        try await context.communication.publish(AdvertiseEvent(copy))
         return copy
     }
 
@@ -171,7 +171,7 @@ public final class ObjectLifecycleController: Controller {
     public func readvertiseDiscoverableObject(_ object: CoatyObject) throws {
         let context = try self.requireContext()
         self.state.withLock { $0.discoverables[object.objectID] = object }
-        try context.communication.publish(AdvertiseEvent(object))
+        try context.communication.publishWithoutWaiting(AdvertiseEvent(object))
     }
 
     /// Deadvertises a discoverable object and stops resolving Discovers for it.
@@ -180,7 +180,7 @@ public final class ObjectLifecycleController: Controller {
     public func deadvertiseDiscoverableObject(_ objectID: ObjectID) throws {
         let context = try self.requireContext()
         self.state.withLock { _ = $0.discoverables.removeValue(forKey: objectID) }
-        try context.communication.publish(DeadvertiseEvent(objectIDs: [objectID]))
+        try context.communication.publishWithoutWaiting(DeadvertiseEvent(objectIDs: [objectID]))
     }
 
     private func startResolving(_ context: ControllerContext) async {

@@ -58,7 +58,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask {
         for await association in associations {
             guard let route = association.associatingRoute else { continue }
-            manager.publish(try IOValueEvent(route: route, value: ["value": 42]))
+            try await manager.publish(try IOValueEvent(route: route, value: ["value": 42]))
         }
     }
     group.addTask {
@@ -69,7 +69,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     }
     group.addTask {
         for await ping in pings {
-            manager.publish(try RawEvent(topic: "coaty-test/pong", payload: ping.payload))
+            try await manager.publish(try RawEvent(topic: "coaty-test/pong", payload: ping.payload))
         }
     }
     group.addTask {
@@ -78,7 +78,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
                 objectType: "coaty.test.Echo",
                 name: "echo of \(event.object?.name ?? event.objects?.first?.name ?? "?")"
             )
-            try manager.publish(AdvertiseEvent(echo))
+            try await manager.publish(AdvertiseEvent(echo))
         }
     }
     // Leave when stdin closes (the test closes its end of the pipe); finish() only acts once running.

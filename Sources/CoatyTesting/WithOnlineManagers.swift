@@ -10,7 +10,7 @@ import CoatyModel
 /// ```swift
 /// try await withOnlineManagers(count: 2) { managers, bus in
 ///     let advertises = try await managers[1].observeAdvertise(objectType: "com.example.Light")
-///     try managers[0].publish(AdvertiseEvent(light))
+///     try await managers[0].publish(AdvertiseEvent(light))
 ///     #expect(await advertises.first { _ in true }?.object.name == "Light")
 /// }
 /// ```

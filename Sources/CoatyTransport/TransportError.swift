@@ -33,6 +33,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case subscriptionRefused = "subscription refused"
             case invalidArgument = "invalid argument"
             case timedOut = "timed out"
+            case invalidConfiguration = "invalid configuration"
         }
 
         private let base: Base
@@ -53,6 +54,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(base: .invalidArgument)
         /// An operation did not complete in time.
         public static let timedOut = Code(base: .timedOut)
+        /// The transport's configuration can never work (for example a broker URL with an unsupported
+        /// scheme or a port out of range): retrying is pointless, so a communication manager's `run()`
+        /// fails with it at once.
+        public static let invalidConfiguration = Code(base: .invalidConfiguration)
 
         public var description: String { self.base.rawValue }
     }

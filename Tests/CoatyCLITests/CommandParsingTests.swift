@@ -102,7 +102,7 @@ struct CommandParsingTests {
         (["broker", "extra"], "unexpected argument 'extra'", "broker"),
         (
             ["monitor", "--broker", "http://x"],
-            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not 'http://x'",
+            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not 'http://x'",
             "monitor"
         ),
         (
@@ -135,19 +135,19 @@ struct CommandParsingTests {
     @Test(arguments: [
         (
             ["discover", "--broker", "mqtt://host:99999"],
-            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not 'mqtt://host:99999'"
+            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not 'mqtt://host:99999'"
         ),
         (
             ["discover", "-b", "mqtt://:1883"],
-            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not 'mqtt://:1883'"
+            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not 'mqtt://:1883'"
         ),
         (
             ["discover", "-b", "mqtt://"],
-            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not 'mqtt://'"
+            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not 'mqtt://'"
         ),
         (
             ["discover", "-b", "tcp://h:x"],
-            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not 'tcp://h:x'"
+            "'--broker' takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not 'tcp://h:x'"
         ),
         (["discover", "-P", "pw"], "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)"),
     ])

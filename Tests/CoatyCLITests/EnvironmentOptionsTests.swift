@@ -32,6 +32,21 @@ struct EnvironmentOptionsTests {
         #expect(connection.password == "secret")
     }
 
+    /// `--broker` repeated names brokers to fail over to, in order; the first replaces the
+    /// environment's list, which takes several separated by commas.
+    @Test func brokersToFailOverTo() throws {
+        let fromEnvironment = try Command(
+            parsing: ["discover"],
+            environment: ["COATY_BROKER_URL": "mqtt://a:1883,mqtt://b:1883"]
+        )
+        #expect(Self.connection(of: fromEnvironment)?.brokers == ["mqtt://a:1883", "mqtt://b:1883"])
+        let fromCommandLine = try Command(
+            parsing: ["discover", "--broker", "mqtt://c:1883", "-b", "ws://d:80/mqtt"],
+            environment: ["COATY_BROKER_URL": "mqtt://a:1883,mqtt://b:1883"]
+        )
+        #expect(Self.connection(of: fromCommandLine)?.brokers == ["mqtt://c:1883", "ws://d:80/mqtt"])
+    }
+
     @Test func emptyVariablesAreUnset() throws {
         let command = try Command(parsing: ["monitor"], environment: ["COATY_BROKER_URL": "", "COATY_NAMESPACE": ""])
         #expect(command == .monitor(MonitorOptions()))

@@ -32,7 +32,7 @@ struct MonitorTests {
             try await withOnlineManagers(count: 1, bus: bus) { managers, _ in
                 // The join event (ADV:Identity) is the first line; then an Advertise and a Deadvertise.
                 let thing = CoatyObject(objectType: "com.example.Thing", name: "Thing42")
-                try managers[0].publish(AdvertiseEvent(thing))
+                try await managers[0].publish(AdvertiseEvent(thing))
                 try await group.next()
             }
         }

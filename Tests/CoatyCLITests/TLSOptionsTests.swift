@@ -44,7 +44,10 @@ struct TLSOptionsTests {
 
     @Test(arguments: [
         (["broker", "--tls-port", "0"], "'--tls-port' needs '--cert' and '--key'"),
-        (["broker", "--cert", "s.pem"], "'--cert', '--key', '--cafile' and '--require-certificate' need '--tls-port'"),
+        (
+            ["broker", "--cert", "s.pem"],
+            "'--wss-port', '--cert', '--key', '--cafile' and '--require-certificate' need '--tls-port'"
+        ),
         (
             ["broker", "--tls-port", "0", "--cert", "s", "--key", "k", "--require-certificate"],
             "'--require-certificate' needs '--cafile' to check the certificates"
@@ -52,7 +55,7 @@ struct TLSOptionsTests {
         (["broker", "--tls-port", "x"], "'--tls-port' must be a number from 0 to 65535, not 'x'"),
         (
             ["monitor", "--insecure"],
-            "'--cafile', '--cert', '--key' and '--insecure' are for an mqtts:// broker, not 'mqtt://127.0.0.1:1883'"
+            "'--cafile', '--cert', '--key' and '--insecure' are for an mqtts:// or wss:// broker, not 'mqtt://127.0.0.1:1883'"
         ),
         (["discover", "-b", "mqtts://h", "--cert", "c.pem"], "'--cert' and '--key' go together"),
     ])

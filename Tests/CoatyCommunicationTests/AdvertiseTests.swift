@@ -13,7 +13,7 @@ struct AdvertiseTests {
             let (publisher, observer) = (managers[0], managers[1])
             let advertises = try await observer.observeAdvertise(objectType: "com.example.Thing")
             let thing = CoatyObject(objectType: "com.example.Thing", name: "Thing42", customProperties: ["floor": 7])
-            try publisher.publish(AdvertiseEvent(thing, privateData: ["reason": "golden"]))
+            try await publisher.publish(AdvertiseEvent(thing, privateData: ["reason": "golden"]))
             let received = try await advertises.first(timeout: .seconds(5))
             #expect(received.object.objectID == thing.objectID)
             #expect(received.object.customProperties["floor"] == 7)
@@ -27,7 +27,7 @@ struct AdvertiseTests {
             let taps = bus.messages()
             let byCoreType = await managers[1].observeAdvertise(coreType: .coatyObject)
             let thing = CoatyObject(objectType: "com.example.Thing", name: "Thing42")
-            try managers[0].publish(AdvertiseEvent(thing))
+            try await managers[0].publish(AdvertiseEvent(thing))
             #expect(try await byCoreType.first(timeout: .seconds(5)).object.objectID == thing.objectID)
             var topics: [String] = []
             for await message in taps
@@ -57,7 +57,7 @@ struct AdvertiseTests {
     @Test func agentsReceiveTheirOwnEvents() async throws {
         try await withOnlineManagers(count: 1) { managers, _ in
             let advertises = try await managers[0].observeAdvertise(objectType: "com.example.Echo")
-            try managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Echo", name: "echo")))
+            try await managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Echo", name: "echo")))
             #expect(try await advertises.first(timeout: .seconds(5)).object.name == "echo")
         }
     }
@@ -70,8 +70,10 @@ struct ChannelTests {
             let events = try await managers[1].observeChannel("golden-channel")
             var iterator = events.makeAsyncIterator()
             let thing = CoatyObject(objectType: "com.example.Thing", name: "Thing42")
-            try managers[0].publish(ChannelEvent(channelID: "golden-channel", object: thing, privateData: ["seq": 1]))
-            try managers[0].publish(ChannelEvent(channelID: "golden-channel", objects: [thing, thing]))
+            try await managers[0].publish(
+                ChannelEvent(channelID: "golden-channel", object: thing, privateData: ["seq": 1])
+            )
+            try await managers[0].publish(ChannelEvent(channelID: "golden-channel", objects: [thing, thing]))
             let first = try #require(await iterator.next())
             #expect(first.object?.objectID == thing.objectID)
             #expect(first.channelID == "golden-channel")
@@ -84,8 +86,8 @@ struct ChannelTests {
         try await withOnlineManagers(count: 2) { managers, _ in
             let events = try await managers[1].observeChannel("wanted")
             let thing = CoatyObject(name: "T")
-            try managers[0].publish(ChannelEvent(channelID: "other", object: thing))
-            try managers[0].publish(ChannelEvent(channelID: "wanted", objects: []))
+            try await managers[0].publish(ChannelEvent(channelID: "other", object: thing))
+            try await managers[0].publish(ChannelEvent(channelID: "wanted", objects: []))
             let received = try await events.first(timeout: .seconds(5))
             #expect(received.objects?.isEmpty == true)
         }
@@ -152,7 +154,7 @@ struct DeadvertiseTests {
         try await withOnlineManagers(count: 2) { managers, _ in
             let events = await managers[1].observeDeadvertise()
             let id = ObjectID.random()
-            try managers[0].publish(DeadvertiseEvent(objectIDs: [id]))
+            try await managers[0].publish(DeadvertiseEvent(objectIDs: [id]))
             #expect(try await events.first(timeout: .seconds(5)).objectIDs == [id])
         }
     }

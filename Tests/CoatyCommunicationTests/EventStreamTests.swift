@@ -216,7 +216,7 @@ struct EventStreamTests {
             }
             // The release goes through the send loop; a publication afterwards is sent after it.
             let states = await managers[0].observeAdvertise(coreType: .coatyObject)
-            try managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "coaty.CoatyObject", name: "x")))
+            try await managers[0].publish(AdvertiseEvent(CoatyObject(objectType: "coaty.CoatyObject", name: "x")))
             _ = try await states.first(timeout: .seconds(5))
             #expect(channelFilters().isEmpty)
         }

@@ -55,7 +55,7 @@ struct FinishBeforeRunTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await manager.run() }
             for await _ in attempts { break }
-            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Note", name: "unsent")))
+            try await manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Note", name: "unsent")))
             manager.finish()
             try await group.waitForAll()
         }

@@ -80,7 +80,7 @@ struct HandlerTests {
             let registration = try await managers[1].handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
             let things = (0..<20).map { thing("Thing\($0)") }
-            for object in things { try managers[0].publish(AdvertiseEvent(object)) }
+            for object in things { try await managers[0].publish(AdvertiseEvent(object)) }
             _ = try await managers[0].call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
             var order: [String] = []
             for await message in taps {
@@ -135,7 +135,7 @@ struct HandlerTests {
             }
             // A queued publication wakes the send loop, which sends the pending unsubscriptions first.
             let advertises = await callee.observeAdvertise(coreType: .coatyObject)
-            try caller.publish(AdvertiseEvent(thing()))
+            try await caller.publish(AdvertiseEvent(thing()))
             _ = try await advertises.first(timeout: .seconds(5))
             let filters = Self.filters(of: caller.clientID, on: bus)
             #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")

@@ -135,7 +135,7 @@ struct RawTests {
     @Test func rawEventsTravelVerbatimWithWildcards() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let raw = try await managers[1].observeRaw("golden/raw/+")
-            managers[0].publish(try RawEvent(topic: "golden/raw/1", payload: [0xCA, 0xFE]))
+            try await managers[0].publish(try RawEvent(topic: "golden/raw/1", payload: [0xCA, 0xFE]))
             let received = try await raw.first(timeout: .seconds(5))
             #expect(received.topic == "golden/raw/1")
             #expect(received.payload == [0xCA, 0xFE])
@@ -145,8 +145,8 @@ struct RawTests {
     @Test func rawObserversNeverSeeCoatyTopics() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let everything = try await managers[1].observeRaw("#")
-            try managers[0].publish(ChannelEvent(channelID: "c", objects: []))
-            managers[0].publish(try RawEvent(topic: "after", string: "x"))
+            try await managers[0].publish(ChannelEvent(channelID: "c", objects: []))
+            try await managers[0].publish(try RawEvent(topic: "after", string: "x"))
             #expect(try await everything.first(timeout: .seconds(5)).topic == "after")
         }
     }
@@ -169,7 +169,9 @@ struct RawTests {
     @Test func retainedRawMessagesReachLateSubscribers() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let early = try await managers[0].observeRaw("golden/raw/retained")
-            managers[0].publish(try RawEvent(topic: "golden/raw/retained", string: "retained-text", retain: true))
+            try await managers[0].publish(
+                try RawEvent(topic: "golden/raw/retained", string: "retained-text", retain: true)
+            )
             _ = try await early.first(timeout: .seconds(5))
             let late = try await managers[1].observeRaw("golden/raw/retained")
             #expect(try await late.first(timeout: .seconds(5)).string == "retained-text")
@@ -196,7 +198,7 @@ struct IOTests {
             var states = sourceStates.makeAsyncIterator()
             #expect(await states.next() == IOStateEvent(hasAssociations: false))
             let values = try await actorAgent.observeIOValue(route: route)
-            try router.publish(
+            try await router.publish(
                 AssociateEvent(
                     ioContextName: "GoldenIoContext",
                     ioSourceID: Self.source,
@@ -206,11 +208,11 @@ struct IOTests {
                 )
             )
             #expect(await states.next() == IOStateEvent(hasAssociations: true, updateRate: 100))
-            sourceAgent.publish(try IOValueEvent(route: route, value: ["value": 22.5, "unit": "Cel"]))
+            try await sourceAgent.publish(try IOValueEvent(route: route, value: ["value": 22.5, "unit": "Cel"]))
             let value = try await values.first(timeout: .seconds(5))
             #expect(value.value == ["value": 22.5, "unit": "Cel"])
             #expect(value.origin?.sourceID == Self.source)
-            try router.publish(
+            try await router.publish(
                 AssociateEvent(ioContextName: "GoldenIoContext", ioSourceID: Self.source, ioActorID: Self.actor)
             )
             #expect(await states.next() == IOStateEvent(hasAssociations: false))
@@ -242,7 +244,7 @@ struct IOTests {
             var sourceIterator = sourceStates.makeAsyncIterator()
             #expect(await actorIterator.next() == IOStateEvent(hasAssociations: false))
             #expect(await sourceIterator.next() == IOStateEvent(hasAssociations: false))
-            try managers[0].publish(
+            try await managers[0].publish(
                 AssociateEvent(
                     ioContextName: "ctx",
                     ioSourceID: Self.source,
@@ -259,7 +261,7 @@ struct IOTests {
     @Test func rawIOValuesAndExternalRoutes() async throws {
         try await withOnlineManagers(count: 2) { managers, _ in
             let values = try await managers[1].observeIOValue(route: "external/golden/temp")
-            managers[0].publish(try IOValueEvent(route: "external/golden/temp", bytes: [0x01, 0x02, 0xFF]))
+            try await managers[0].publish(try IOValueEvent(route: "external/golden/temp", bytes: [0x01, 0x02, 0xFF]))
             let received = try await values.first(timeout: .seconds(5))
             #expect(received.payload == [0x01, 0x02, 0xFF])
             #expect(received.value == nil)

@@ -25,7 +25,7 @@ struct LifecycleTests {
             configuration: .init(identity: Identity(name: "AgentA"), ioNodes: [node], namespace: "golden")
         )
         // Queued before run(): must come after the join events.
-        try manager.publish(ChannelEvent(channelID: "queued", objects: []))
+        try await manager.publish(ChannelEvent(channelID: "queued", objects: []))
         let states = manager.observeCommunicationState()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await manager.run() }
@@ -72,7 +72,7 @@ struct LifecycleTests {
             try await leavingRun.value
             #expect(try await deadvertises.first(timeout: .seconds(5)).objectIDs == [leaving.identity.objectID])
             // Publish a marker and check that only one DAD of the leaving agent preceded it.
-            try observer.publish(ChannelEvent(channelID: "marker", objects: []))
+            try await observer.publish(ChannelEvent(channelID: "marker", objects: []))
             var deadvertiseCount = 0
             for await message in taps {
                 if message.topic == "coaty/3/-/DAD/\(leaving.identity.objectID)" { deadvertiseCount += 1 }
@@ -120,7 +120,7 @@ struct LifecycleTests {
             let readvertised = try await identities.first(timeout: .seconds(5))
             #expect(readvertised.object.objectID == flaky.identity.objectID)
             // The channel observation was re-subscribed on reconnect.
-            try observer.publish(ChannelEvent(channelID: "after", objects: []))
+            try await observer.publish(ChannelEvent(channelID: "after", objects: []))
             #expect(try await channel.first(timeout: .seconds(5)).channelID == "after")
         }
     }
@@ -133,7 +133,7 @@ struct LifecycleTests {
             configuration: .init(identity: Identity(name: "Q"), outboxCapacity: 3)
         )
         let diagnostics = manager.observeDiagnostics()
-        for index in 0..<5 { try manager.publish(ChannelEvent(channelID: "c\(index)", objects: [])) }
+        for index in 0..<5 { try await manager.publish(ChannelEvent(channelID: "c\(index)", objects: [])) }
         let dropped = await diagnostics.prefix(2).reduce(into: []) { $0.append($1) }
         #expect(dropped.map(\.kind) == [.droppedPublication, .droppedPublication])
         #expect(dropped.map(\.topic).allSatisfy { $0.contains("CHN:c0") || $0.contains("CHN:c1") })
@@ -203,8 +203,8 @@ struct NamespaceTests {
         ) { managers, _ in
             let sameNamespace = try await managers[1].observeChannel("c")
             let crossNamespace = try await managers[2].observeChannel("c")
-            try managers[0].publish(ChannelEvent(channelID: "c", objects: []))
-            try managers[2].publish(ChannelEvent(channelID: "c", objects: [CoatyObject(name: "from b")]))
+            try await managers[0].publish(ChannelEvent(channelID: "c", objects: []))
+            try await managers[2].publish(ChannelEvent(channelID: "c", objects: [CoatyObject(name: "from b")]))
             // Two agents publish independently, so the cross-namespacing agent may get either first.
             var crossNamespaces: [String] = []
             for await event in crossNamespace {

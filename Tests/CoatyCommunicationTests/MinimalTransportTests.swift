@@ -23,7 +23,7 @@ struct MinimalTransportTests {
             // One-way: Advertise.
             let advertises = try await managers[1].observeAdvertise(objectType: "com.example.Thing")
             let thing = CoatyObject(objectType: "com.example.Thing", name: "Thing42")
-            try managers[0].publish(AdvertiseEvent(thing))
+            try await managers[0].publish(AdvertiseEvent(thing))
             #expect(try await advertises.first(timeout: .seconds(5)).object.objectID == thing.objectID)
 
             // Request/response: the response subscription goes through `subscribe(to:)`, its release

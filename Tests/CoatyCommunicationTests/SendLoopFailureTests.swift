@@ -44,7 +44,7 @@ struct SendLoopFailureTests {
                 await Self.result(of: observation, within: .seconds(10)),
                 "the observation still waits for its subscription after the reconnect"
             ).get()
-            try publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "after")))
+            try await publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "after")))
             #expect(try await advertises.first(timeout: .seconds(5)).object.name == "after")
             manager.finish()
             publisher.finish()
@@ -195,7 +195,7 @@ extension SendLoopFailureTests {
             let tap = bus.messages()
 
             faults.failNextPublish.store(true, ordering: .sequentiallyConsistent)
-            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "requeued")))
+            try await manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "requeued")))
             await Self.reconnected(&states)
 
             let advertise = try #require(
@@ -228,13 +228,13 @@ extension SendLoopFailureTests {
             let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
             let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
             faults.gate.withLock { $0 = .init(topic: "/CHN:held/", entered: enteredContinuation, release: release) }
-            try manager.publish(ChannelEvent(channelID: "held", objects: []))
+            try await manager.publish(ChannelEvent(channelID: "held", objects: []))
             for await _ in entered { break }
             // The next batch: an unsubscription (the observation's last stream ends), which fails, and
             // an Advertise.
             _ = observation
             observation = nil
-            try manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "batched")))
+            try await manager.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Thing", name: "batched")))
             faults.failNextUnsubscribe.store(true, ordering: .sequentiallyConsistent)
             releaseContinuation.finish()
             await Self.reconnected(&states)

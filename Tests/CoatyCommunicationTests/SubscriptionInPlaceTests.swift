@@ -42,7 +42,7 @@ struct SubscriptionInPlaceTests {
             gate.open()
             let advertises = try await second.value
             _ = try await first.value
-            try publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Gated", name: "seen")))
+            try await publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Gated", name: "seen")))
             #expect(try await advertises.first(timeout: .seconds(5)).object.name == "seen")
         }
     }

@@ -44,7 +44,7 @@ struct IOActorControllerInputTests {
                 #expect(bus.publish(TransportMessage(topic: topic, payload: Array(payload.utf8))))
 
                 let route = IOValueEvent.route(namespace: CoatyTopic.defaultNamespace, ioSourceID: sourceID)
-                try router.publish(
+                try await router.publish(
                     AssociateEvent(
                         ioContextName: "Lab",
                         ioSourceID: sourceID,
@@ -54,7 +54,7 @@ struct IOActorControllerInputTests {
                 )
                 #expect(await states.next() == true)
                 let values = try actors.observeIOValues(for: actor)
-                router.publish(try IOValueEvent(route: route, value: .int(7)))
+                try await router.publish(try IOValueEvent(route: route, value: .int(7)))
                 #expect(await values.first { _ in true }?.value == .int(7))
             }
         }

@@ -35,7 +35,7 @@ struct IOActorJSONValueTests {
                 var states = try actors.observeAssociation(for: actor).makeAsyncIterator()
                 #expect(await states.next() == false)
                 let route = IOValueEvent.route(namespace: CoatyTopic.defaultNamespace, ioSourceID: sourceID)
-                try router.publish(
+                try await router.publish(
                     AssociateEvent(
                         ioContextName: "Lab",
                         ioSourceID: sourceID,
@@ -53,9 +53,9 @@ struct IOActorJSONValueTests {
         let actor = IOActor(name: "Display", valueType: "com.example.Counter")
         try await self.withAssociatedActor(actor) { actors, route, router, diagnostics in
             let values = try actors.observeIOValues(for: actor)
-            router.publish(try IOValueEvent(route: route, bytes: Array("not json".utf8)))
-            router.publish(try IOValueEvent(route: route, bytes: [0x01, 0x02, 0xFF]))
-            router.publish(try IOValueEvent(route: route, value: ["value": 22.5]))
+            try await router.publish(try IOValueEvent(route: route, bytes: Array("not json".utf8)))
+            try await router.publish(try IOValueEvent(route: route, bytes: [0x01, 0x02, 0xFF]))
+            try await router.publish(try IOValueEvent(route: route, value: ["value": 22.5]))
             let value = try await values.first(timeout: .seconds(5))
             #expect(value.value == ["value": 22.5])
             var reports = diagnostics.makeAsyncIterator()
@@ -71,8 +71,8 @@ struct IOActorJSONValueTests {
         let actor = IOActor(name: "Camera", valueType: "com.example.Frame", useRawIoValues: true)
         try await self.withAssociatedActor(actor) { actors, route, router, _ in
             var values = try actors.observeIOValues(for: actor).makeAsyncIterator()
-            router.publish(try IOValueEvent(route: route, bytes: [0x01, 0x02, 0xFF]))
-            router.publish(try IOValueEvent(route: route, value: 42))
+            try await router.publish(try IOValueEvent(route: route, bytes: [0x01, 0x02, 0xFF]))
+            try await router.publish(try IOValueEvent(route: route, value: 42))
             #expect(await values.next()?.payload == [0x01, 0x02, 0xFF])
             #expect(await values.next()?.payload == Array("42".utf8))
         }

@@ -83,7 +83,7 @@ struct IORouterTests {
                 #expect(advertised?.parentObjectID == container.identity.objectID)
 
                 let values = try await managers[1].observeIOValue(route: route)
-                managers[0].publish(try IOValueEvent(route: route, value: 21.5))
+                try await managers[0].publish(try IOValueEvent(route: route, value: 21.5))
                 #expect(await values.first { _ in true }?.value == 21.5)
                 #expect(router.associations.map(\.ioActorID) == [actor.objectID])
                 #expect(router.managedNodes.count == 2)

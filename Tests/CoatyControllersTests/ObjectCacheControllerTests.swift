@@ -134,15 +134,15 @@ struct ObjectCacheControllerTests {
             // event has arrived, it has applied the ones before.
             let markers = try await container.communication.observeChannel("marker")
             var marker = markers.makeAsyncIterator()
-            try owner.publish(AdvertiseEvent(done))
-            try owner.publish(AdvertiseEvent(uncached))
-            try owner.publish(ChannelEvent(channelID: "marker", object: uncached))
+            try await owner.publish(AdvertiseEvent(done))
+            try await owner.publish(AdvertiseEvent(uncached))
+            try await owner.publish(ChannelEvent(channelID: "marker", object: uncached))
             _ = try #require(await marker.next())
             #expect((cache.cachedObject(self.task.objectID) as? CoatyTask)?.status == .done)
             #expect(cache.cachedObject(uncached.objectID) == nil)
 
-            try owner.publish(DeadvertiseEvent(objectIDs: [self.task.objectID]))
-            try owner.publish(ChannelEvent(channelID: "marker", object: uncached))
+            try await owner.publish(DeadvertiseEvent(objectIDs: [self.task.objectID]))
+            try await owner.publish(ChannelEvent(channelID: "marker", object: uncached))
             _ = try #require(await marker.next())
             #expect(cache.cachedObject(self.task.objectID) == nil)
         }
@@ -176,7 +176,7 @@ struct ObjectCacheControllerTests {
         on bus: InProcessBus
     ) async throws {
         let channel = try await other.observeChannel("flush")
-        try manager.publish(ChannelEvent(channelID: "flush", object: self.task))
+        try await manager.publish(ChannelEvent(channelID: "flush", object: self.task))
         _ = try await channel.first(timeout: .seconds(5))
         let filters = bus.filters(ofClientID: manager.clientID).map(\.rawValue)
         #expect(filters.allSatisfy { !$0.contains("/RSV/") }, "left over: \(filters)")

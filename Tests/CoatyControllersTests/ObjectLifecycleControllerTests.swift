@@ -71,8 +71,8 @@ struct ObjectLifecycleControllerTests {
                 let count = 300
                 for index in 0..<count {
                     let blip = CoatyObject(objectType: "com.example.Blip", name: "blip \(index)")
-                    try managers[0].publish(AdvertiseEvent(blip))
-                    try managers[0].publish(DeadvertiseEvent(objectIDs: [blip.objectID]))
+                    try await managers[0].publish(AdvertiseEvent(blip))
+                    try await managers[0].publish(DeadvertiseEvent(objectIDs: [blip.objectID]))
                 }
                 var present = Set<ObjectID>()
                 var removed = 0

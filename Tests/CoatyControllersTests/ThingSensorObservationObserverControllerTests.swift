@@ -104,7 +104,7 @@ struct ThingSensorObservationObserverControllerTests {
                     #expect(hygrometer.total.map(\.sensor.name) == ["Thermometer", "Hygrometer"])
 
                     // Advertised again: changed, not added.
-                    try source.communication.publish(AdvertiseEvent(self.fixture.hygrometer))
+                    try await source.communication.publish(AdvertiseEvent(self.fixture.hygrometer))
                     let changed = try await next { $0.changed.map(\.sensor.name) == ["Hygrometer"] }
                     #expect(changed.added.isEmpty && changed.total.count == 2)
                 }

@@ -92,11 +92,11 @@ struct AgentProcessTests {
                 #expect(sum.result == 42)
 
                 // Raw both ways, arbitrary bytes.
-                manager.publish(try RawEvent(topic: "coaty-test/ping", payload: [0, 1, 0xFE, 0xFF]))
+                try await manager.publish(try RawEvent(topic: "coaty-test/ping", payload: [0, 1, 0xFE, 0xFF]))
                 #expect(try await pongs.first(timeout: .seconds(5)).payload == [0, 1, 0xFE, 0xFF])
 
                 // Channel → (the agent reacts with) Advertise of a custom object type.
-                try manager.publish(
+                try await manager.publish(
                     ChannelEvent(channelID: "echo", object: CoatyObject(objectType: "coaty.test.Thing", name: "thing"))
                 )
                 #expect(try await echoes.first(timeout: .seconds(5)).object.name == "echo of thing")
@@ -121,7 +121,7 @@ struct AgentProcessTests {
                 let ioSourceID = ObjectID.random()
                 let route = IOValueEvent.route(namespace: "-", ioSourceID: ioSourceID)
                 let values = try await manager.observeIOValue(route: route)
-                try manager.publish(
+                try await manager.publish(
                     AssociateEvent(
                         ioContextName: "TestContext",
                         ioSourceID: ioSourceID,
@@ -165,14 +165,20 @@ struct AgentProcessTests {
             let states = manager.observeCommunicationState()
             var stateIterator = states.makeAsyncIterator()
             #expect(await stateIterator.next() == .online)
-            for index in 0..<5 { manager.publish(try RawEvent(topic: "coaty-test/seq", string: "before \(index)")) }
+            for index in 0..<5 {
+                try await manager.publish(try RawEvent(topic: "coaty-test/seq", string: "before \(index)"))
+            }
 
             // Kill the broker while publishing; wait until the manager has noticed.
             broker.map(Mosquitto.kill)
             broker = nil
-            for index in 0..<20 { manager.publish(try RawEvent(topic: "coaty-test/seq", string: "racing \(index)")) }
+            for index in 0..<20 {
+                try await manager.publish(try RawEvent(topic: "coaty-test/seq", string: "racing \(index)"))
+            }
             #expect(await stateIterator.next() == .offline)
-            for index in 0..<20 { manager.publish(try RawEvent(topic: "coaty-test/seq", string: "offline \(index)")) }
+            for index in 0..<20 {
+                try await manager.publish(try RawEvent(topic: "coaty-test/seq", string: "offline \(index)"))
+            }
 
             // Restart on the same port and subscribe before the publisher reconnects.
             broker = try await Mosquitto.start(port: probe)

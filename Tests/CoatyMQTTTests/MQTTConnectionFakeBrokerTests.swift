@@ -682,12 +682,12 @@ struct MQTTConnectionFakeBrokerTests {
     }
 
     @Test func invalidBrokerURLs() async {
-        for url in ["mqtts://host/path", "wss://host", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
+        for url in ["mqtts://host/path", "wss://host:0", "host:1883", "mqtt://", "mqtt://host:99999", "mqtt://host:x"] {
             let error = await #expect(throws: TransportError.self) {
                 try await MQTTTransport(brokerURL: url).withConnection(.init(clientID: "x"), onMessage: { _ in }) { _ in
                 }
             }
-            #expect(error?.code == .invalidArgument)
+            #expect(error?.code == .invalidConfiguration)
         }
     }
 }
@@ -736,10 +736,13 @@ struct MQTTBrokerAddressTests {
             try MQTTBrokerAddress(parsing: "SSL://[::1]") == MQTTBrokerAddress(host: "::1", port: 8883, usesTLS: true)
         )
         #expect(MQTTBrokerAddress(host: "::1", port: 8883, usesTLS: true).description == "mqtts://[::1]:8883")
+        let secureWebSocket = MQTTBrokerAddress(host: "h", port: 443, webSocketPath: "/mqtt", usesTLS: true)
+        #expect(try MQTTBrokerAddress(parsing: "wss://h/mqtt") == secureWebSocket)
+        #expect(secureWebSocket.description == "wss://h:443/mqtt")
     }
 
     @Test(arguments: [
-        "mqtts://h/x", "wss://h", "h:1883", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://[::1", "mqtt://h/path",
+        "mqtts://h/x", "wss://h:x", "h:1883", "mqtt://", "mqtt://h:0", "mqtt://h:65536", "mqtt://[::1", "mqtt://h/path",
     ])
     func rejectsOtherURLs(url: String) {
         #expect(throws: MQTTBrokerAddress.ParseError.self) { try MQTTBrokerAddress(parsing: url) }

@@ -74,7 +74,7 @@ struct HelloWorldEnvironmentTests {
         let overridden = try Options(parsing: ["client", "--namespace", "lab"], environment: environment)
         #expect(overridden.namespace == "lab")
         #expect(throws: Options.UsageError.self) {
-            try Options(parsing: ["client"], environment: ["COATY_BROKER_URL": "wss://host"])
+            try Options(parsing: ["client"], environment: ["COATY_BROKER_URL": "ws://host"])
         }
     }
 }

@@ -1,17 +1,30 @@
 import CoatyCore
 import CoatySockets
 import CoatyTLS
+import CoatyWebSocket
 import Synchronization
 
 extension MQTTBroker {
-    /// Loads the certificates of a TLS listener and binds its socket.
+    /// The TLS listeners, bound: `mqtts://`, and `wss://` if configured.
+    struct TLSListeners: Sendable {
+        var listener: TCPListener
+        var webSocketListener: TCPListener?
+        var context: TLSContext
+
+        func close() {
+            self.listener.close()
+            self.webSocketListener?.close()
+        }
+    }
+
+    /// Loads the certificates of a TLS listener and binds its sockets.
     ///
     /// - Throws: ``BrokerError`` `.invalidConfiguration` for a port out of range, a
     ///   ``TLSListener/requiresClientCertificate`` without a CA file, a certificate, key or CA file
-    ///   that cannot be used, or no OpenSSL 3; `.bindFailed` if the port cannot be bound.
-    static func bindTLS(_ tls: TLSListener, host: String) throws -> (TCPListener, TLSContext) {
-        guard (0...65_535).contains(tls.port) else {
-            throw BrokerError(.invalidConfiguration, "TLS port \(tls.port) is out of range")
+    ///   that cannot be used, or no OpenSSL 3; `.bindFailed` if a port cannot be bound.
+    static func bindTLS(_ tls: TLSListener, host: String) throws -> TLSListeners {
+        for port in [tls.port, tls.webSocketPort].compactMap({ $0 }) where !(0...65_535).contains(port) {
+            throw BrokerError(.invalidConfiguration, "TLS port \(port) is out of range")
         }
         if tls.requiresClientCertificate && tls.caFile == nil {
             throw BrokerError(.invalidConfiguration, "requiring client certificates needs a CA file to check them")
@@ -30,8 +43,9 @@ extension MQTTBroker {
         } catch {
             throw BrokerError(.invalidConfiguration, "cannot set up TLS: \(error.message)", underlying: error)
         }
+        let listener: TCPListener
         do {
-            return (try TCPListener.bind(host: host, port: tls.port), context)
+            listener = try TCPListener.bind(host: host, port: tls.port)
         } catch {
             throw BrokerError(
                 .bindFailed,
@@ -39,27 +53,44 @@ extension MQTTBroker {
                 underlying: error
             )
         }
+        guard let webSocketPort = tls.webSocketPort else {
+            return TLSListeners(listener: listener, context: context)
+        }
+        do {
+            let webSocketListener = try TCPListener.bind(host: host, port: webSocketPort)
+            return TLSListeners(listener: listener, webSocketListener: webSocketListener, context: context)
+        } catch {
+            listener.close()
+            throw BrokerError(
+                .bindFailed,
+                "cannot listen for WebSocket connections over TLS on \(host):\(webSocketPort)",
+                underlying: error
+            )
+        }
     }
 
-    /// Performs the TLS handshake within the connect timeout, then serves the MQTT session over the
-    /// TLS connection.
+    /// Performs the TLS handshake (and for `wss://` the WebSocket opening handshake) within the
+    /// connect timeout, then serves the MQTT session over the connection.
     ///
     /// A client that is not speaking TLS, offers no common version, or lacks a required certificate
     /// is logged at `.notice` and its connection closed; nothing else is affected.
-    func serveTLS(_ tcp: TCPConnection, id: ConnectionID, context: TLSContext) async {
+    func serveTLS(_ tcp: TCPConnection, id: ConnectionID, context: TLSContext, overWebSocket: Bool) async {
         // The sweeper closes the socket of a client that does not complete the handshake in time;
         // the CONNECT timeout then starts afresh in `ClientConnection`.
         let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout)
         self.watches.withLock { $0[id] = watch }
-        let socket: TLSConnection
+        let socket: any ByteStreamConnection
         do {
-            socket = try await TLSConnection.accept(tcp, context: context)
+            let tls = try await TLSConnection.accept(tcp, context: context)
+            socket =
+                overWebSocket
+                ? try await WebSocketConnection.accept(tls, configuration: self.webSocketConfiguration) : tls
         } catch {
             _ = self.watches.withLock { $0.removeValue(forKey: id) }
             tcp.close()
             let reason = watch.hasFired ? "timed out" : "\(error)"
             self.logger.notice(
-                "TLS handshake failed",
+                overWebSocket ? "TLS or WebSocket handshake failed" : "TLS handshake failed",
                 metadata: ["remote": "\(tcp.remoteDescription)", "reason": "\(reason)"]
             )
             return

@@ -20,6 +20,11 @@ extension MQTTBroker {
         /// Whether a client without a certificate signed by ``caFile`` is refused. Requires
         /// ``caFile``. Defaults to `false`.
         public var requiresClientCertificate: Bool
+        /// The port of a listener for MQTT over WebSocket over TLS (`wss://`) with the same
+        /// certificates and client checks, 0 for a free one (read it from
+        /// ``MQTTBroker/secureWebSocketPort``); `nil` (the default) for none. Its WebSocket side is
+        /// that of ``Configuration/webSocketPort``.
+        public var webSocketPort: Int?
 
         /// Creates a TLS listener configuration.
         ///
@@ -30,13 +35,16 @@ extension MQTTBroker {
         ///   - caFile: The CAs of accepted client certificates; defaults to none.
         ///   - requiresClientCertificate: Whether clients must present a certificate; defaults to
         ///     `false`.
+        ///   - webSocketPort: The `wss://` listener's port, 0 for any; `nil` (the default) for none.
         public init(
             port: Int = 8883,
             certificateFile: String,
             keyFile: String,
             caFile: String? = nil,
-            requiresClientCertificate: Bool = false
+            requiresClientCertificate: Bool = false,
+            webSocketPort: Int? = nil
         ) {
+            self.webSocketPort = webSocketPort
             self.port = port
             self.certificateFile = certificateFile
             self.keyFile = keyFile

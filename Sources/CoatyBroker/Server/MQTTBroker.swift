@@ -33,11 +33,14 @@ public final class MQTTBroker: Sendable {
     /// The port of the TLS listener (MQTT over `mqtts://`), or `nil` when ``Configuration/tls`` is
     /// `nil`; the one the OS chose when configured with 0.
     public let tlsPort: Int?
+    /// The port of the WebSocket-over-TLS listener (MQTT over `wss://`), or `nil` when
+    /// ``TLSListener/webSocketPort`` is `nil`; the one the OS chose when configured with 0.
+    public let secureWebSocketPort: Int?
 
     let listener: TCPListener
     let webSocketListener: TCPListener?
-    /// The TLS listener and the certificates it presents.
-    let tlsListener: (listener: TCPListener, context: TLSContext)?
+    /// The TLS listeners and the certificates they present.
+    let tlsListeners: TLSListeners?
     let core: Mutex<Core>
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
@@ -73,15 +76,16 @@ public final class MQTTBroker: Sendable {
     private init(
         listener: TCPListener,
         webSocketListener: TCPListener?,
-        tlsListener: (listener: TCPListener, context: TLSContext)?,
+        tlsListeners: TLSListeners?,
         configuration: Configuration
     ) {
         self.listener = listener
         self.port = listener.port
         self.webSocketListener = webSocketListener
         self.webSocketPort = webSocketListener?.port
-        self.tlsListener = tlsListener
-        self.tlsPort = tlsListener?.listener.port
+        self.tlsListeners = tlsListeners
+        self.tlsPort = tlsListeners?.listener.port
+        self.secureWebSocketPort = tlsListeners?.webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
         let limits = BrokerSessions.Limits(
@@ -168,10 +172,10 @@ public final class MQTTBroker: Sendable {
                 )
             }
         }
-        var tlsListener: (listener: TCPListener, context: TLSContext)?
+        var tlsListeners: TLSListeners?
         if let tls = configuration.tls {
             do {
-                tlsListener = try Self.bindTLS(tls, host: host)
+                tlsListeners = try Self.bindTLS(tls, host: host)
             } catch {
                 listener.close()
                 webSocketListener?.close()
@@ -181,7 +185,7 @@ public final class MQTTBroker: Sendable {
         return MQTTBroker(
             listener: listener,
             webSocketListener: webSocketListener,
-            tlsListener: tlsListener,
+            tlsListeners: tlsListeners,
             configuration: configuration
         )
     }
@@ -201,12 +205,13 @@ public final class MQTTBroker: Sendable {
             metadata: [
                 "port": "\(self.port)", "webSocketPort": "\(self.webSocketPort.map(String.init) ?? "off")",
                 "tlsPort": "\(self.tlsPort.map(String.init) ?? "off")",
+                "secureWebSocketPort": "\(self.secureWebSocketPort.map(String.init) ?? "off")",
             ]
         )
         defer {
             self.listener.close()
             self.webSocketListener?.close()
-            self.tlsListener?.listener.close()
+            self.tlsListeners?.close()
             let continuations = self.observers.withLock { observers in
                 observers.isStopped = true
                 defer { observers.continuations = [:] }
@@ -223,8 +228,11 @@ public final class MQTTBroker: Sendable {
             if let webSocketListener = self.webSocketListener {
                 group.addTask { try await self.serve(webSocketListener, as: .webSocket) }
             }
-            if let (tlsListener, context) = self.tlsListener {
-                group.addTask { try await self.serve(tlsListener, as: .tls(context)) }
+            if let tls = self.tlsListeners {
+                group.addTask { try await self.serve(tls.listener, as: .tls(tls.context)) }
+                if let webSocketListener = tls.webSocketListener {
+                    group.addTask { try await self.serve(webSocketListener, as: .secureWebSocket(tls.context)) }
+                }
             }
             try await self.serve(self.listener, as: .tcp)
         }
@@ -235,6 +243,7 @@ public final class MQTTBroker: Sendable {
         case tcp
         case webSocket
         case tls(TLSContext)
+        case secureWebSocket(TLSContext)
     }
 
     /// Accepts connections from `listener` and serves each in a child task until cancelled.
@@ -265,7 +274,9 @@ public final class MQTTBroker: Sendable {
                     switch kind {
                     case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
                     case .webSocket: await self.serveWebSocket(socket, id: id)
-                    case .tls(let context): await self.serveTLS(socket, id: id, context: context)
+                    case .tls(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: false)
+                    case .secureWebSocket(let context):
+                        await self.serveTLS(socket, id: id, context: context, overWebSocket: true)
                     }
                 }
             }

@@ -35,6 +35,11 @@ enum BrokerCommand {
         if let tlsPort = broker.tlsPort {
             Console.line("coaty broker listening on mqtts://\(options.host):\(tlsPort) (MQTT over TLS)")
         }
+        if let secureWebSocketPort = broker.secureWebSocketPort {
+            Console.line(
+                "coaty broker listening on wss://\(options.host):\(secureWebSocketPort) (MQTT over WebSocket over TLS)"
+            )
+        }
         try await Signals.runUntilInterrupted {
             try await broker.run()
         }

@@ -11,10 +11,11 @@ enum TransportFactory {
                 "warning: --insecure: the broker's certificate is not verified; anyone on the path can read and change the traffic\n"
             )
         }
-        let url = options.broker.hasPrefix("tcp://") ? "mqtt://" + options.broker.dropFirst(6) : options.broker
+        let urls = options.brokers.map { $0.hasPrefix("tcp://") ? "mqtt://" + $0.dropFirst(6) : $0 }
         return MQTTTransport(
             configuration: .init(
-                brokerURL: url,
+                brokerURL: urls[0],
+                failoverBrokerURLs: Array(urls.dropFirst()),
                 username: options.username,
                 password: options.password,
                 connectTimeout: .seconds(5),

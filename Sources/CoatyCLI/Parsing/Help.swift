@@ -34,32 +34,35 @@ enum Help {
         """
 
     private static let connectionOptions = """
-          -b, --broker <url>      The broker, mqtt://host:port, mqtts://host:port (TLS, port 8883 by default)
-                                  or ws://host:port/path. (default: mqtt://127.0.0.1:1883)
+          -b, --broker <url>      The broker, mqtt://host:port, mqtts://host:port (TLS, port 8883 by default),
+                                  ws://host:port/path or wss://host:port/path; repeat it for brokers to fail
+                                  over to, in order. (default: mqtt://127.0.0.1:1883)
           -n, --namespace <ns>    The Coaty namespace. (default: -)
           -u, --username <name>   MQTT user name.
           -P, --password <pw>     MQTT password (with --username).
-          --cafile <file>         mqtts: trust the CA certificates in this PEM file. (default: the system's)
-          --cert <file>           mqtts: present this client certificate (PEM; with --key).
-          --key <file>            mqtts: the client certificate's private key (PEM).
-          --insecure              mqtts: do not verify the broker's certificate (warns; tests only).
+          --cafile <file>         mqtts/wss: trust the CA certificates in this PEM file. (default: the system's)
+          --cert <file>           mqtts/wss: present this client certificate (PEM; with --key).
+          --key <file>            mqtts/wss: the client certificate's private key (PEM).
+          --insecure              mqtts/wss: do not verify the broker's certificate (warns; tests only).
 
         ENVIRONMENT (the command line wins):
           COATY_BROKER_URL, COATY_NAMESPACE, COATY_USERNAME, COATY_PASSWORD
                                   Defaults for --broker, --namespace, --username and --password;
-                                  COATY_PASSWORD keeps the password out of the process list.
+                                  COATY_PASSWORD keeps the password out of the process list;
+                                  COATY_BROKER_URL takes several brokers separated by commas.
         """
 
     static let broker = """
         OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
 
-        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--verbose]
+        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> [--wss-port <port>] --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--verbose]
 
         OPTIONS:
           --host <host>               The address to listen on. (default: 127.0.0.1)
           -p, --port <port>           The TCP port; 0 picks a free one. (default: 1883)
           --ws-port <port>            Also accept MQTT over WebSocket (ws://) on this port; 0 picks a free one. (default: off)
           --tls-port <port>           Also accept MQTT over TLS (mqtts://) on this port; 0 picks a free one. (default: off)
+          --wss-port <port>           With --tls-port, also accept MQTT over WebSocket over TLS (wss://) on this port.
           --cert <file>               The TLS listener's certificate (PEM, then any intermediate CAs).
           --key <file>                Its private key (PEM, unencrypted).
           --cafile <file>             Check client certificates against these CAs (PEM).

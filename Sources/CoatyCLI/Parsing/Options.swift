@@ -105,11 +105,13 @@ struct BrokerOptions: Equatable {
 /// Each value comes from the command line, else from the environment (``environmentVariables``),
 /// else from its default.
 struct ConnectionOptions: Equatable {
-    var broker = "mqtt://127.0.0.1:1883"
+    /// The brokers, in order of preference: `--broker` repeated, or `COATY_BROKER_URL` (several
+    /// separated by commas). The transport fails over from one to the next.
+    var brokers = ["mqtt://127.0.0.1:1883"]
     var namespace = "-"
     var username: String?
     var password: String?
-    /// The TLS options, for an `mqtts://` broker.
+    /// The TLS options, for an `mqtts://` or `wss://` broker.
     var tls = ClientTLSOptions()
 
     /// The environment variables read, by the option they stand in for.
@@ -118,7 +120,22 @@ struct ConnectionOptions: Equatable {
         "password": "COATY_PASSWORD",
     ]
 
+    /// Whether the command line gave a broker: a further `--broker` adds a failover broker instead
+    /// of replacing the environment's or the default.
+    private var hasCommandLineBroker = false
+
+    /// The preferred broker, named in messages.
+    var broker: String {
+        get { self.brokers[0] }
+        set { self.brokers = [newValue] }
+    }
+
     init() {}
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.brokers == rhs.brokers && lhs.namespace == rhs.namespace && lhs.username == rhs.username
+            && lhs.password == rhs.password && lhs.tls == rhs.tls
+    }
 
     /// The options the environment sets, checked as their command-line forms are; the command line
     /// then overrides them.
@@ -129,8 +146,10 @@ struct ConnectionOptions: Equatable {
             }
             return value
         }
-        if let url = value("broker") {
-            self.broker = try Self.checkedBroker(url, source: "COATY_BROKER_URL", subcommand: subcommand)
+        if let urls = value("broker") {
+            self.brokers = try urls.split(separator: ",").map { url throws(UsageError) in
+                try Self.checkedBroker(String(url), source: "COATY_BROKER_URL", subcommand: subcommand)
+            }
         }
         if let namespace = value("namespace") {
             self.namespace = try parseEventFilterName(
@@ -148,11 +167,11 @@ struct ConnectionOptions: Equatable {
     /// The transport's own parser, so a URL it would refuse (a bad port, no host) is a usage error
     /// now rather than a connect failure after the timeout.
     static func checkedBroker(_ url: String, source: String, subcommand: String) throws(UsageError) -> String {
-        guard ["mqtt://", "tcp://", "mqtts://", "ws://"].contains(where: url.hasPrefix),
+        guard ["mqtt://", "tcp://", "mqtts://", "ws://", "wss://"].contains(where: url.hasPrefix),
             (try? MQTTBrokerAddress(parsing: url)) != nil
         else {
             throw UsageError(
-                "\(source) takes an address like mqtt://host:port, mqtts://host:port or ws://host:port/path, not '\(url)'",
+                "\(source) takes an address like mqtt://host:port, mqtts://host:port or ws[s]://host:port/path, not '\(url)'",
                 subcommand: subcommand
             )
         }
@@ -167,11 +186,17 @@ struct ConnectionOptions: Equatable {
     ) throws(UsageError) -> Bool {
         switch name {
         case "broker", "b":
-            self.broker = try Self.checkedBroker(
+            let url = try Self.checkedBroker(
                 try scanner.value(for: "broker", inline: inline),
                 source: "'--broker'",
                 subcommand: scanner.subcommand
             )
+            if self.hasCommandLineBroker {
+                self.brokers.append(url)
+            } else {
+                self.brokers = [url]
+                self.hasCommandLineBroker = true
+            }
         case "namespace", "n":
             self.namespace = try parseEventFilterName(
                 try scanner.value(for: "namespace", inline: inline),
@@ -186,9 +211,13 @@ struct ConnectionOptions: Equatable {
     }
 
     /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name; a
-    /// client certificate comes with its key; TLS options need an `mqtts://` broker.
+    /// client certificate comes with its key; TLS options need an `mqtts://` or `wss://` broker.
     func validate(subcommand: String) throws(UsageError) {
-        try self.tls.validate(broker: self.broker, subcommand: subcommand)
+        // TLS options need an mqtts:// broker among those to fail over between.
+        try self.tls.validate(
+            broker: self.brokers.first { $0.hasPrefix("mqtts://") } ?? self.broker,
+            subcommand: subcommand
+        )
         if self.password != nil, self.username == nil {
             throw UsageError(
                 "'--password' needs '--username' (MQTT 3.1.1 has no password without a user name)",

@@ -2,7 +2,7 @@ import CoatyBroker
 import CoatyMQTT
 
 /// The TLS options of the client subcommands: `--cafile`, `--cert`, `--key` and `--insecure`, for an
-/// `mqtts://` broker.
+/// `mqtts://` or `wss://` broker.
 struct ClientTLSOptions: Equatable {
     /// The CA certificates to trust instead of the system's (`--cafile`).
     var caFile: String?
@@ -24,15 +24,16 @@ struct ClientTLSOptions: Equatable {
         return true
     }
 
-    /// Checks that a certificate comes with its key, and that TLS options go with an `mqtts://` broker.
+    /// Checks that a certificate comes with its key, and that TLS options go with an `mqtts://` or
+    /// `wss://` broker.
     func validate(broker: String, subcommand: String) throws(UsageError) {
         if (self.certificateFile == nil) != (self.keyFile == nil) {
             throw UsageError("'--cert' and '--key' go together", subcommand: subcommand)
         }
         let isSet = self.caFile != nil || self.certificateFile != nil || self.isInsecure
-        if isSet && !broker.hasPrefix("mqtts://") {
+        if isSet && !broker.hasPrefix("mqtts://") && !broker.hasPrefix("wss://") {
             throw UsageError(
-                "'--cafile', '--cert', '--key' and '--insecure' are for an mqtts:// broker, not '\(broker)'",
+                "'--cafile', '--cert', '--key' and '--insecure' are for an mqtts:// or wss:// broker, not '\(broker)'",
                 subcommand: subcommand
             )
         }
@@ -49,10 +50,12 @@ struct ClientTLSOptions: Equatable {
     }
 }
 
-/// The TLS listener options of `coaty broker`: `--tls-port`, `--cert`, `--key`, `--cafile` and
-/// `--require-certificate`.
+/// The TLS listener options of `coaty broker`: `--tls-port`, `--wss-port`, `--cert`, `--key`,
+/// `--cafile` and `--require-certificate`.
 struct BrokerTLSOptions: Equatable {
     var port: Int?
+    /// The port of the WebSocket-over-TLS listener.
+    var webSocketPort: Int?
     var certificateFile: String?
     var keyFile: String?
     var caFile: String?
@@ -61,12 +64,12 @@ struct BrokerTLSOptions: Equatable {
     /// Consumes a TLS option; returns false if `name` is not one.
     mutating func parse(_ name: String, inline: String?, scanner: inout ArgumentScanner) throws(UsageError) -> Bool {
         switch name {
-        case "tls-port":
+        case "tls-port", "wss-port":
             let text = try scanner.value(for: name, inline: inline)
             guard let port = Int(text), (0...65_535).contains(port) else {
-                throw UsageError("'--tls-port' must be a number from 0 to 65535, not '\(text)'", subcommand: "broker")
+                throw UsageError("'--\(name)' must be a number from 0 to 65535, not '\(text)'", subcommand: "broker")
             }
-            self.port = port
+            if name == "tls-port" { self.port = port } else { self.webSocketPort = port }
         case "cert": self.certificateFile = try scanner.value(for: name, inline: inline)
         case "key": self.keyFile = try scanner.value(for: name, inline: inline)
         case "cafile": self.caFile = try scanner.value(for: name, inline: inline)
@@ -83,10 +86,10 @@ struct BrokerTLSOptions: Equatable {
     func listener() throws(UsageError) -> MQTTBroker.TLSListener? {
         guard let port = self.port else {
             if self.certificateFile != nil || self.keyFile != nil || self.caFile != nil
-                || self.requiresClientCertificate
+                || self.requiresClientCertificate || self.webSocketPort != nil
             {
                 throw UsageError(
-                    "'--cert', '--key', '--cafile' and '--require-certificate' need '--tls-port'",
+                    "'--wss-port', '--cert', '--key', '--cafile' and '--require-certificate' need '--tls-port'",
                     subcommand: "broker"
                 )
             }
@@ -103,7 +106,8 @@ struct BrokerTLSOptions: Equatable {
             certificateFile: certificateFile,
             keyFile: keyFile,
             caFile: self.caFile,
-            requiresClientCertificate: self.requiresClientCertificate
+            requiresClientCertificate: self.requiresClientCertificate,
+            webSocketPort: self.webSocketPort
         )
     }
 }

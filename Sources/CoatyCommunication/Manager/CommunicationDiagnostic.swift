@@ -2,8 +2,10 @@
 /// inbound value it delivered although it cannot be used as it stands.
 ///
 /// Bad inbound data never crashes an agent and is never lost silently: an undecodable or invalid
-/// event, a response that fails the requester-side checks, or a publication dropped from a full
-/// offline queue or left unsent when `run()` ends is reported through ``CommunicationManager/observeDiagnostics()`` and the logger.
+/// event, an inbound message on a Coaty topic that cannot be parsed, a response that fails the
+/// requester-side checks, or a publication dropped from a full offline queue or left unsent when
+/// `run()` ends is reported through ``CommunicationManager/observeDiagnostics()`` and the logger. A consumer that
+/// falls behind is told how many it skipped (``skipped``).
 public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// What kind of drop this is.
     public enum Kind: Sendable, Hashable {
@@ -21,6 +23,14 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
         /// Discover, a Return error whose code is not an integer or whose message is not a string. The
         /// app decides what to do with the event.
         case unusableValue
+        /// The consumer of ``CommunicationManager/observeDiagnostics()`` fell behind and ``skipped``
+        /// diagnostics were not put in its stream (they were logged); sent as the stream's last
+        /// element when no later diagnostic carried the count.
+        case skippedDiagnostics
+        /// A connection attempt failed or the connection was lost; the reason names the error and
+        /// when the manager tries again (the topic is empty). Also in
+        /// ``CommunicationManager/connectionFailure``.
+        case connectionFailed
     }
 
     /// What kind of drop this is.
@@ -29,6 +39,9 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
     public var topic: String
     /// Why it was dropped.
     public var reason: String
+    /// How many diagnostics the observing stream skipped right before this one, because its consumer
+    /// fell behind and its buffer was full (each was logged). Zero when none were skipped.
+    public var skipped: Int = 0
 
     /// Creates a diagnostic.
     public init(kind: Kind, topic: String, reason: String) {
@@ -37,5 +50,8 @@ public struct CommunicationDiagnostic: Sendable, Hashable, CustomStringConvertib
         self.reason = reason
     }
 
-    public var description: String { "\(self.kind) on '\(self.topic)': \(self.reason)" }
+    public var description: String {
+        let skipped = self.skipped > 0 && self.kind != .skippedDiagnostics ? " (\(self.skipped) skipped before)" : ""
+        return "\(self.kind) on '\(self.topic)': \(self.reason)\(skipped)"
+    }
 }

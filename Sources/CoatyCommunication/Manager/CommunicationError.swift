@@ -41,6 +41,8 @@ public struct CommunicationError: Error, Sendable, CustomStringConvertible {
             case timedOut = "timed out"
             case notRunning = "not running"
             case alreadyRunning = "already running"
+            case outboxFull = "outbox full"
+            case invalidConfiguration = "invalid configuration"
         }
 
         private let base: Base
@@ -60,6 +62,12 @@ public struct CommunicationError: Error, Sendable, CustomStringConvertible {
         public static let notRunning = Code(base: .notRunning)
         /// ``CommunicationManager/run()`` was called while it is already running.
         public static let alreadyRunning = Code(base: .alreadyRunning)
+        /// A publication that cannot wait was refused: the outbox is full while online (see
+        /// ``CommunicationManager/publishWithoutWaiting(_:)-(AdvertiseEvent)``).
+        public static let outboxFull = Code(base: .outboxFull)
+        /// The configuration can never work, for example a broker URL with an unsupported scheme:
+        /// ``CommunicationManager/run()`` throws it at once instead of retrying.
+        public static let invalidConfiguration = Code(base: .invalidConfiguration)
 
         public var description: String { self.base.rawValue }
     }

@@ -25,7 +25,9 @@ extension CommunicationManager {
         public var initialReconnectDelay: Duration
         /// The longest delay between reconnection attempts; delays double up to it. Default 30 s.
         public var maximumReconnectDelay: Duration
-        /// Where the manager logs drops, connection changes and errors.
+        /// Where the manager logs drops, connection changes and errors (and where its transport logs,
+        /// unless it has a logger of its own). Defaults to warnings and errors on standard error
+        /// (`CoatyLogger.warningsToStandardError`); `.disabled` silences it.
         public var logger: CoatyLogger
 
         /// Creates a configuration.
@@ -40,7 +42,7 @@ extension CommunicationManager {
         ///   - outboxCapacity: Capacity of the publication queue. Defaults to 1,000.
         ///   - initialReconnectDelay: First reconnect delay. Defaults to 1 second.
         ///   - maximumReconnectDelay: Longest reconnect delay. Defaults to 30 seconds.
-        ///   - logger: The logger. Defaults to a disabled logger.
+        ///   - logger: The logger. Defaults to warnings and errors on standard error.
         public init(
             identity: Identity = Identity(name: "Coaty Agent"),
             ioNodes: [IONode] = [],
@@ -51,7 +53,7 @@ extension CommunicationManager {
             outboxCapacity: Int = 1_000,
             initialReconnectDelay: Duration = .seconds(1),
             maximumReconnectDelay: Duration = .seconds(30),
-            logger: CoatyLogger = .disabled
+            logger: CoatyLogger = .warningsToStandardError
         ) {
             self.identity = identity
             self.ioNodes = ioNodes

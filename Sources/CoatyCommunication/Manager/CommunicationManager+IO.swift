@@ -6,12 +6,30 @@ import Synchronization
 extension CommunicationManager {
     // MARK: Associate
 
-    /// Publishes an Associate event on `ASC:<ioContextName>`. Enqueues and returns without suspending.
-    public func publish(_ event: AssociateEvent) throws {
-        let payload = try EventCoding.encode(event.payload)
-        self.enqueue([
-            TransportMessage(topic: self.topic(.associate, filter: event.ioContextName).formatted, payload: payload)
-        ])
+    /// Publishes an Associate event on `ASC:<ioContextName>`; queues and suspends as
+    /// ``publish(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidEvent`` if the event
+    ///   cannot be encoded; `CancellationError` if the task is cancelled while it waits.
+    public func publish(_ event: AssociateEvent) async throws {
+        try await self.publishWaiting([self.message(of: event)])
+    }
+
+    /// Publishes an Associate event without suspending; see
+    /// ``publishWithoutWaiting(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online, and with code ``CommunicationError/Code/invalidEvent`` if the
+    ///   event cannot be encoded.
+    public func publishWithoutWaiting(_ event: AssociateEvent) throws {
+        try self.publishRefusing([self.message(of: event)])
+    }
+
+    private func message(of event: AssociateEvent) throws(CommunicationError) -> TransportMessage {
+        TransportMessage(
+            topic: self.topic(.associate, filter: event.ioContextName).formatted,
+            payload: try EventCoding.encode(event.payload)
+        )
     }
 
     /// Observes Associate events of an IO context. Returns once the subscription is in place.
@@ -87,9 +105,20 @@ extension CommunicationManager {
 
     // MARK: IO values
 
-    /// Publishes an IO value on its route, verbatim. Enqueues and returns without suspending.
-    public func publish(_ event: IOValueEvent) {
-        self.enqueue([TransportMessage(topic: event.route, payload: event.payload)])
+    /// Publishes an IO value on its route, verbatim; queues and suspends as
+    /// ``publish(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while it waits.
+    public func publish(_ event: IOValueEvent) async throws {
+        try await self.publishWaiting([TransportMessage(topic: event.route, payload: event.payload)])
+    }
+
+    /// Publishes an IO value without suspending; see ``publishWithoutWaiting(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online.
+    public func publishWithoutWaiting(_ event: IOValueEvent) throws {
+        try self.publishRefusing([TransportMessage(topic: event.route, payload: event.payload)])
     }
 
     /// Observes the IO values on a route (exact topic match, no wildcards). Returns once the

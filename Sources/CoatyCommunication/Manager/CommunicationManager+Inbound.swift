@@ -28,7 +28,10 @@ extension CommunicationManager {
                 state.machine.routing.permanentFilters.contains { $0.matches(message.topic) }
             )
         }
-        guard !receivers.isEmpty || autoResolve else { return }
+        guard !receivers.isEmpty || autoResolve else {
+            self.reportUnroutable(message.topic)
+            return
+        }
         var coatyTopic = CoatyTopic(parsing: message.topic)
         var event: InboundEvent?
         if autoResolve || receivers.contains(where: { $0.kind == .coaty }) {
@@ -60,6 +63,27 @@ extension CommunicationManager {
         let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)
         for receiver in receivers { receiver.receiver.deliver(delivery) }
         if autoResolve, case .discover(let discover)? = delivery.event { self.autoResolve(discover) }
+    }
+
+    /// Reports a message that matches no observation when its topic is not a well-formed Coaty topic
+    /// (it does not parse, or has more or fewer levels than its event needs): no subscription of the
+    /// manager asked for it as it stands, so a broker most likely rewrote the topic (RabbitMQ's MQTT
+    /// plugin turns `.` into `/`; see Docs/Transports.md). A well-formed topic that matches nothing (a
+    /// response after its request ended) stays silent.
+    private func reportUnroutable(_ topic: String) {
+        guard CoatyTopic.isCoatyTopic(topic) else { return }
+        if let parsed = CoatyTopic(parsing: topic) {
+            // `coaty/<version>/<namespace>/<event>/<source>`, and `/<correlation>` for two-way events.
+            let levels = topic.utf8.reduce(1) { $1 == UInt8(ascii: "/") ? $0 + 1 : $0 }
+            guard parsed.code != .ioValue, levels != (parsed.code.isTwoWay ? 6 : 5) else { return }
+        }
+        self.report(
+            .init(
+                kind: .invalidInboundEvent,
+                topic: topic,
+                reason: "received on a topic that is not a valid Coaty topic; does the broker rewrite topics?"
+            )
+        )
     }
 
     /// Gives a received request the way to answer it.

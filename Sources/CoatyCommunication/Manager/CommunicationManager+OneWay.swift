@@ -8,15 +8,34 @@ extension CommunicationManager {
     /// Publishes an Advertise event.
     ///
     /// Published on `ADV:<CoreType>`, and also on `ADV::<objectType>` when the object type is not the
-    /// canonical `coaty.<CoreType>`. Enqueues and returns without suspending; while offline the
-    /// publication waits in the outbox.
-    public func publish(_ event: AdvertiseEvent) throws {
+    /// canonical `coaty.<CoreType>`; either way it takes one place in the outbox. Queues the
+    /// publication for ``run()`` and returns; while online and the outbox is full
+    /// (``Configuration/outboxCapacity``), suspends until the send loop has taken it, so nothing is
+    /// dropped and a task's publications keep their order. While offline the publication waits in the
+    /// outbox, which drops (and reports) its oldest publication when full.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidEvent`` if the event
+    ///   cannot be encoded; `CancellationError` if the task is cancelled while it waits (then nothing
+    ///   is published).
+    public func publish(_ event: AdvertiseEvent) async throws {
+        try await self.publishWaiting(try self.messages(of: event))
+    }
+
+    /// Publishes an Advertise event without suspending, for callers that cannot wait: as
+    /// ``publish(_:)-(AdvertiseEvent)``, but a full outbox while online refuses it.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online, and with code ``CommunicationError/Code/invalidEvent`` if the
+    ///   event cannot be encoded.
+    public func publishWithoutWaiting(_ event: AdvertiseEvent) throws {
+        try self.publishRefusing(try self.messages(of: event))
+    }
+
+    private func messages(of event: AdvertiseEvent) throws(CommunicationError) -> [TransportMessage] {
         let payload = try EventCoding.encode(event.payload)
-        self.enqueue(
-            self.typeFilters(for: event.object).map { filter in
-                TransportMessage(topic: self.topic(.advertise, filter: filter).formatted, payload: payload)
-            }
-        )
+        return self.typeFilters(for: event.object).map { filter in
+            TransportMessage(topic: self.topic(.advertise, filter: filter).formatted, payload: payload)
+        }
     }
 
     /// Observes Advertise events of objects of a core type (subscribes `ADV:<CoreType>`).
@@ -60,10 +79,26 @@ extension CommunicationManager {
 
     // MARK: Deadvertise
 
-    /// Publishes a Deadvertise event on `DAD`. Enqueues and returns without suspending.
-    public func publish(_ event: DeadvertiseEvent) throws {
-        let payload = try EventCoding.encode(event.payload)
-        self.enqueue([TransportMessage(topic: self.topic(.deadvertise).formatted, payload: payload)])
+    /// Publishes a Deadvertise event on `DAD`; queues and suspends as ``publish(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidEvent`` if the event
+    ///   cannot be encoded; `CancellationError` if the task is cancelled while it waits.
+    public func publish(_ event: DeadvertiseEvent) async throws {
+        try await self.publishWaiting([self.message(of: event)])
+    }
+
+    /// Publishes a Deadvertise event without suspending; see
+    /// ``publishWithoutWaiting(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online, and with code ``CommunicationError/Code/invalidEvent`` if the
+    ///   event cannot be encoded.
+    public func publishWithoutWaiting(_ event: DeadvertiseEvent) throws {
+        try self.publishRefusing([self.message(of: event)])
+    }
+
+    private func message(of event: DeadvertiseEvent) throws(CommunicationError) -> TransportMessage {
+        TransportMessage(topic: self.topic(.deadvertise).formatted, payload: try EventCoding.encode(event.payload))
     }
 
     /// Observes Deadvertise events, including the unjoin events and last wills of agents.
@@ -83,12 +118,30 @@ extension CommunicationManager {
 
     // MARK: Channel
 
-    /// Publishes a Channel event on `CHN:<channelID>`. Enqueues and returns without suspending.
-    public func publish(_ event: ChannelEvent) throws {
-        let payload = try EventCoding.encode(event.payload)
-        self.enqueue([
-            TransportMessage(topic: self.topic(.channel, filter: event.channelID).formatted, payload: payload)
-        ])
+    /// Publishes a Channel event on `CHN:<channelID>`; queues and suspends as
+    /// ``publish(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidEvent`` if the event
+    ///   cannot be encoded; `CancellationError` if the task is cancelled while it waits.
+    public func publish(_ event: ChannelEvent) async throws {
+        try await self.publishWaiting([self.message(of: event)])
+    }
+
+    /// Publishes a Channel event without suspending; see
+    /// ``publishWithoutWaiting(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online, and with code ``CommunicationError/Code/invalidEvent`` if the
+    ///   event cannot be encoded.
+    public func publishWithoutWaiting(_ event: ChannelEvent) throws {
+        try self.publishRefusing([self.message(of: event)])
+    }
+
+    private func message(of event: ChannelEvent) throws(CommunicationError) -> TransportMessage {
+        TransportMessage(
+            topic: self.topic(.channel, filter: event.channelID).formatted,
+            payload: try EventCoding.encode(event.payload)
+        )
     }
 
     /// Observes Channel events of one channel. Returns once the subscription is in place.
@@ -111,9 +164,22 @@ extension CommunicationManager {
 
     // MARK: Raw
 
-    /// Publishes a Raw event on its topic, verbatim. Enqueues and returns without suspending.
-    public func publish(_ event: RawEvent) {
-        self.enqueue([TransportMessage(topic: event.topic, payload: event.payload, retain: event.retain)])
+    /// Publishes a Raw event on its topic, verbatim; queues and suspends as
+    /// ``publish(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while it waits.
+    public func publish(_ event: RawEvent) async throws {
+        try await self.publishWaiting([
+            TransportMessage(topic: event.topic, payload: event.payload, retain: event.retain)
+        ])
+    }
+
+    /// Publishes a Raw event without suspending; see ``publishWithoutWaiting(_:)-(AdvertiseEvent)``.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/outboxFull`` if the
+    ///   outbox is full while online.
+    public func publishWithoutWaiting(_ event: RawEvent) throws {
+        try self.publishRefusing([TransportMessage(topic: event.topic, payload: event.payload, retain: event.retain)])
     }
 
     /// Observes Raw events on topics matching an MQTT topic filter (wildcards allowed).

@@ -25,7 +25,15 @@ extension CommunicationManager {
     /// and reported (``observeDiagnostics()``). Every stream of the manager finishes, the state goes
     /// `.offline`, and `run()` returns normally. It can be called again afterwards.
     ///
-    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/alreadyRunning`` if `run()`
+    /// Every failure to connect, and every loss of the connection, is reported with its reason as a
+    /// ``CommunicationDiagnostic/Kind/connectionFailed`` diagnostic and in ``connectionFailure``, and
+    /// logged: at `warning` for the first failure in a row and then for the 2nd, 4th, 8th… (so a
+    /// broker that stays away costs a line every few minutes, not every attempt), at `debug` otherwise.
+    ///
+    /// - Throws: ``CommunicationError`` with code ``CommunicationError/Code/invalidConfiguration`` at
+    ///   once, without retrying, when the transport's configuration can never work (`TransportError`
+    ///   `.invalidConfiguration`, such as a broker URL with an unsupported scheme, a malformed URL or
+    ///   a port out of range); with code ``CommunicationError/Code/alreadyRunning`` if `run()`
     ///   is already running, and with code ``CommunicationError/Code/invalidArgument`` if the namespace
     ///   or the identity's object id cannot be a topic level (empty, or with `/`, `+`, `#` or U+0000):
     ///   every topic the agent publishes carries both.
@@ -52,26 +60,32 @@ extension CommunicationManager {
             lastWill: self.unjoinMessage(),
             logger: self.configuration.logger
         )
+        // Failures in a row since the agent was last online, for the rate limit of their log lines.
+        var failures = 0
         while true {
             do {
                 try await self.connect(options, abandonedBy: attempt)
                 return
             } catch {
                 if Task.isCancelled { return }
+                if let failure = error as? TransportError, failure.code == .invalidConfiguration {
+                    self.reportConnectionFailure(error, retryingIn: nil, failures: 1)
+                    throw CommunicationError(.invalidConfiguration, failure.message, underlying: failure)
+                }
                 let interrupt = self.waiters.makeToken()
-                let ended = self.state.withLock { state in
+                let (ended, wasOnline) = self.state.withLock { state in
                     defer { self.updateCommunicationState(in: &state) }
-                    return state.machine.connectionEnded(interrupt: interrupt)
+                    let wasOnline = state.reportedState == .online
+                    state.connectionFailure = error
+                    return (state.machine.connectionEnded(interrupt: interrupt), wasOnline)
                 }
                 guard case .reconnect(let delay, let releasing) = ended else {
                     self.waiters.discard(interrupt)
                     return
                 }
                 self.resume(releasing)
-                self.configuration.logger.warning(
-                    "connection failed or lost: \(error); reconnecting in \(delay)",
-                    metadata: ["clientID": self.clientID, "error": "\(error)"]
-                )
+                failures = wasOnline ? 1 : failures + 1
+                self.reportConnectionFailure(error, retryingIn: delay, failures: failures)
                 await self.backoff(delay, interruptedBy: interrupt)
             }
             if Task.isCancelled { return }
@@ -131,6 +145,7 @@ extension CommunicationManager {
         for message in self.joinMessages() { try await connection.publish(message) }
         let joined = self.state.withLock { state in
             defer { self.updateCommunicationState(in: &state) }
+            state.connectionFailure = nil
             return state.machine.joinSent()
         }
         guard joined == .online else { throw CancellationError() }
@@ -157,6 +172,20 @@ extension CommunicationManager {
         try? await connection.publish(self.unjoinMessage())
     }
 
+    /// Reports a failed connection attempt or a lost connection: a diagnostic to every observer, and a
+    /// log line, rate-limited while retrying (see ``run()``).
+    private func reportConnectionFailure(_ error: any Error, retryingIn delay: Duration?, failures: Int) {
+        let reason = delay.map { "\(error); reconnecting in \($0)" } ?? "\(error); not retrying"
+        let diagnostic = CommunicationDiagnostic(kind: .connectionFailed, topic: "", reason: reason)
+        for observer in self.state.withLock({ Array($0.diagnosticObservers.values) }) { observer.yield(diagnostic) }
+        let isLogged = delay == nil || failures & (failures - 1) == 0
+        self.configuration.logger.log(
+            level: delay == nil ? .error : isLogged ? .warning : .debug,
+            "connection failed or lost: \(reason)",
+            metadata: ["clientID": self.clientID, "error": "\(error)", "failures": "\(failures)"]
+        )
+    }
+
     private func endRun() {
         let (end, stateObservers, diagnosticObservers) = self.state.withLock { state in
             let end = state.machine.runEnded()
@@ -170,7 +199,7 @@ extension CommunicationManager {
         self.resume(end.waiters)
         // Publications still queued (the manager stopped while offline, or was cancelled) are dropped,
         // and reported before the diagnostics streams finish.
-        for message in end.unsent {
+        for message in end.unsent.flatMap(\.messages) {
             let diagnostic = CommunicationDiagnostic(
                 kind: .droppedPublication,
                 topic: message.topic,

@@ -12,7 +12,9 @@ extension CommunicationManager {
     /// (throws). Parks while there is nothing to do; the state machine names its token when work comes.
     func sendLoop(_ connection: any TransportConnection) async throws {
         while !Task.isCancelled {
-            switch self.state.withLock({ $0.machine.takeBatch() }) {
+            let (step, room) = self.state.withLock { ($0.machine.takeBatch(), $0.machine.takeRoomWaiters()) }
+            self.resume(room)
+            switch step {
             case .batch(let commands, let messages, let final):
                 if let final { self.resume(final) }
                 try await self.send(commands, then: messages, on: connection)
@@ -37,7 +39,7 @@ extension CommunicationManager {
     /// publications not sent go back to the outbox, in order, so the next connection sends them.
     private func send(
         _ commands: [ControlCommand],
-        then messages: [TransportMessage],
+        then messages: [Publication],
         on connection: any TransportConnection
     ) async throws {
         var unsubscribing: [TopicFilter] = []
@@ -69,12 +71,16 @@ extension CommunicationManager {
             throw error
         }
         if !commands.isEmpty { self.state.withLock { $0.machine.batchCommandsDone() } }
-        for (index, message) in messages.enumerated() {
-            do {
-                try await connection.publish(message)
-            } catch {
-                self.requeue(Array(messages[index...]))
-                throw error
+        for (index, publication) in messages.enumerated() {
+            for (part, message) in publication.messages.enumerated() {
+                do {
+                    try await connection.publish(message)
+                } catch {
+                    var unsent = Array(messages[index...])
+                    unsent[0].messages.removeFirst(part)
+                    self.requeue(unsent)
+                    throw error
+                }
             }
         }
         self.state.withLock { $0.machine.batchSent() }
@@ -108,7 +114,7 @@ extension CommunicationManager {
         try await connection.unsubscribe(from: filters)
     }
 
-    private func requeue(_ messages: [TransportMessage]) {
+    private func requeue(_ messages: [Publication]) {
         guard !messages.isEmpty else { return }
         self.reportDropped(self.state.withLock { $0.machine.requeue(messages) }, reason: "outbox full")
     }

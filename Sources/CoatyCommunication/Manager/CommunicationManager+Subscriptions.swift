@@ -69,9 +69,9 @@ extension CommunicationManager {
             publishConnection = nil
         }
         if let publishConnection {
-            self.enqueue(messages, on: publishConnection)
+            self.enqueue(messages, on: publishConnection, request: ids.first)
         } else {
-            self.enqueue(messages, directly: true)
+            self.enqueue(messages, directly: true, request: ids.first)
         }
         return stream
     }

@@ -75,6 +75,14 @@ public final class CommunicationManager: Sendable {
         self.state.withLock { $0.reportedState }
     }
 
+    /// Why the manager is offline: the error of the last failed connection attempt or lost
+    /// connection (a `TransportError` from the transport, such as `.connectionRefused` or
+    /// `.connectFailed`), or `nil` while online and before the first attempt failed. Each failure is
+    /// also reported by ``observeDiagnostics()`` (``CommunicationDiagnostic/Kind/connectionFailed``).
+    public var connectionFailure: (any Error)? {
+        self.state.withLock { $0.connectionFailure }
+    }
+
     // MARK: State and diagnostics streams
 
     /// Observes the communication state: yields the current state first, then every change.
@@ -103,19 +111,21 @@ public final class CommunicationManager: Sendable {
         return stream
     }
 
-    /// Observes diagnostics: every inbound event dropped as invalid, every rejected response, every
-    /// publication dropped from a full outbox or still queued when ``run()`` ends, and every event
-    /// dropped from a full observer buffer.
+    /// Observes diagnostics: every inbound event dropped as invalid (an unparsable topic included),
+    /// every rejected response, every publication dropped from a full offline outbox or still queued
+    /// when ``run()`` ends, and every event dropped from a full observer buffer.
     ///
     /// Returns without suspending. The stream finishes when ``run()`` returns. Each diagnostic is
-    /// also logged at `warning` level.
+    /// also logged at `warning` level. The stream buffers ``Configuration/observerBufferSize``
+    /// diagnostics; when its consumer falls behind, newer ones are skipped and counted, and the next
+    /// one it gets says how many (``CommunicationDiagnostic/skipped``).
     public func observeDiagnostics() -> EventStream<CommunicationDiagnostic> {
         let (stream, continuation) = EventStream<CommunicationDiagnostic>.makeStream(
             bufferingNewest: self.configuration.observerBufferSize
         )
         let id = self.state.withLock { state -> ObserverID in
             let id = state.machine.routing.makeID()
-            state.diagnosticObservers[id] = continuation
+            state.diagnosticObservers[id] = DiagnosticObserver(continuation)
             return id
         }
         continuation.onTermination { [weak self] in
@@ -131,7 +141,7 @@ public final class CommunicationManager: Sendable {
     /// Logs `diagnostic` and hands it to `observers`.
     func report(
         _ diagnostic: CommunicationDiagnostic,
-        to observers: [EventStream<CommunicationDiagnostic>.Continuation]
+        to observers: [DiagnosticObserver]
     ) {
         self.configuration.logger.warning(
             "dropped: \(diagnostic.reason)",

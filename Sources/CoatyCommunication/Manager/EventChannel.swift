@@ -83,6 +83,24 @@ package final class EventChannel<Event: Sendable>: Sendable {
         return result
     }
 
+    /// Buffers `event` (or hands it to the waiting consumer) only if the buffer has room: a full
+    /// buffer refuses it with ``YieldResult/dropped`` and keeps what it holds, so the consumer sees
+    /// the oldest events and can be told how many newer ones it missed.
+    func yieldIfRoom(_ event: Event) -> YieldResult {
+        let (waiter, result) = self.state.withLock { state -> (UnsafeContinuation<Event?, Never>?, YieldResult) in
+            if state.isTerminated { return (nil, .terminated) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, .enqueued)
+            }
+            guard state.buffer.count < state.buffer.capacity else { return (nil, .dropped) }
+            state.buffer.append(event)
+            return (nil, .enqueued)
+        }
+        waiter?.resume(returning: event)
+        return result
+    }
+
     /// Ends the stream. Idempotent.
     func finish() {
         if self.hasFinished.load(ordering: .acquiring) { return }

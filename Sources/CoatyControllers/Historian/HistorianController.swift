@@ -154,7 +154,7 @@ public final class HistorianController: Controller {
             tags: tags
         )
         if self.options.keepsLocalSnapshots { try await self.store.insert([snapshot]) }
-        if self.options.advertisesSnapshots { try context.communication.publish(AdvertiseEvent(snapshot)) }
+        if self.options.advertisesSnapshots { try await context.communication.publish(AdvertiseEvent(snapshot)) }
         return snapshot
     }
 

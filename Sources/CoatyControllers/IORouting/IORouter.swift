@@ -193,7 +193,7 @@ public final class IORouter: Controller {
     public func onCommunicationManagerStarting() async throws {
         guard let controller = self.state.withLock({ $0.controller }) else { return }
         self.apply { table, controller in
-            try controller.communication.publish(AdvertiseEvent(table.context))
+            try controller.communication.publishWithoutWaiting(AdvertiseEvent(table.context))
             return table.start()
         }
         let resolves: EventStream<Never> = try await controller.communication.discover(
@@ -234,7 +234,7 @@ public final class IORouter: Controller {
             do {
                 let outputs = try change(&table, controller)
                 for output in outputs {
-                    try controller.communication.publish(
+                    try controller.communication.publishWithoutWaiting(
                         AssociateEvent(
                             ioContextName: table.context.name,
                             ioSourceID: output.sourceID,
@@ -266,7 +266,7 @@ public final class IORouter: Controller {
                 guard updated.objectID == table.context.objectID else { return [] }
                 let ioContext = try Self.owned(updated, by: controller)
                 let outputs = table.contextChanged(ioContext)
-                try controller.communication.publish(AdvertiseEvent(ioContext))
+                try controller.communication.publishWithoutWaiting(AdvertiseEvent(ioContext))
                 return outputs
             },
             afterwards: { table in

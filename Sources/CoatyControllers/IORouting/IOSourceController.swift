@@ -1,4 +1,5 @@
 public import CoatyCommunication
+import CoatyCore
 public import CoatyModel
 import Synchronization
 
@@ -144,8 +145,9 @@ public final class IOSourceController: Controller {
     /// Publishes a JSON value for `source` if it is associated, at the pace its associations ask for.
     ///
     /// - Throws: `CommunicationError` with code `.notRunning` before the container initialised the
-    ///   controller, or `.invalidArgument` if `source` is in none of this agent's IO nodes; an
-    ///   encoding error.
+    ///   controller, or `.invalidArgument` if `source` is in none of this agent's IO nodes, or
+    ///   `.outboxFull` if the manager's outbox is full while online (it does not wait; see
+    ///   `CommunicationManager.publishWithoutWaiting(_:)`); an encoding error.
     public func publish(_ value: AnyCodable, from source: IOSource) throws {
         try self.publish(payload: try EventCoding.encode(value), from: source)
     }
@@ -179,7 +181,9 @@ public final class IOSourceController: Controller {
             return ([], nil, opensInterval || item.source.updateStrategy == .throttle ? item.bell : nil)
         }
         bell?.ring()
-        for route in routes { controller?.communication.publish(try IOValueEvent(route: route, bytes: payload)) }
+        for route in routes {
+            try controller?.communication.publishWithoutWaiting(try IOValueEvent(route: route, bytes: payload))
+        }
     }
 
     // MARK: Associations and pacing
@@ -239,8 +243,14 @@ public final class IOSourceController: Controller {
         }
         guard let (payload, routes, controller) = due else { return }
         for route in routes {
-            guard let event = try? IOValueEvent(route: route, bytes: payload) else { continue }
-            controller.communication.publish(event)
+            do {
+                try controller.communication.publishWithoutWaiting(try IOValueEvent(route: route, bytes: payload))
+            } catch {
+                controller.communication.configuration.logger.warning(
+                    "sampled IO value not published: \(error)",
+                    metadata: ["route": route]
+                )
+            }
         }
     }
 }

@@ -152,7 +152,7 @@ public final class SensorSourceController: Controller {
         for registration in removed { Self.end(registration) }
         guard self.options.deadvertisesSensors, !removed.isEmpty, let context else { return }
         do {
-            try context.communication.publish(DeadvertiseEvent(objectIDs: removed.map(\.sensor.objectID)))
+            try await context.communication.publish(DeadvertiseEvent(objectIDs: removed.map(\.sensor.objectID)))
         } catch {
             context.logger.warning("\(context.controllerName): cannot deadvertise the sensors: \(error)")
         }
@@ -220,7 +220,7 @@ public final class SensorSourceController: Controller {
         guard let context else { return false }
         if self.options.advertisesSensors {
             do {
-                try context.communication.publish(AdvertiseEvent(sensor))
+                try context.communication.publishWithoutWaiting(AdvertiseEvent(sensor))
             } catch {
                 if let registration = self.state.withLock({ $0.remove(sensorID) }) { Self.end(registration) }
                 throw error
@@ -242,7 +242,7 @@ public final class SensorSourceController: Controller {
         guard let registration else { return false }
         Self.end(registration)
         if self.options.deadvertisesSensors, let context {
-            try context.communication.publish(DeadvertiseEvent(objectIDs: [sensorID]))
+            try context.communication.publishWithoutWaiting(DeadvertiseEvent(objectIDs: [sensorID]))
         }
         return true
     }
@@ -326,9 +326,11 @@ public final class SensorSourceController: Controller {
         )
         switch publication {
         case .channel:
-            try context.communication.publish(ChannelEvent(channelID: sensor.objectID.rawValue, object: observation))
+            try await context.communication.publish(
+                ChannelEvent(channelID: sensor.objectID.rawValue, object: observation)
+            )
         case .advertise:
-            try context.communication.publish(AdvertiseEvent(observation))
+            try await context.communication.publish(AdvertiseEvent(observation))
         }
         return observation
     }

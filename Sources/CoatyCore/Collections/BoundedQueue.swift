@@ -53,6 +53,23 @@ public struct BoundedQueue<Element> {
         return element
     }
 
+    /// Appends an element even when the queue is full, so that it holds more than `capacity` until
+    /// elements are taken; the next ``append(_:)`` to the over-full queue drops the oldest as usual.
+    package mutating func appendBeyondCapacity(_ element: Element) {
+        self.storage.append(element)
+    }
+
+    /// Removes every element that `shouldRemove` selects, keeping the order of the others; returns
+    /// whether any was removed.
+    @discardableResult
+    package mutating func removeAll(where shouldRemove: (Element) throws -> Bool) rethrows -> Bool {
+        let kept = try self.elements.filter { try !shouldRemove($0) }
+        guard kept.count != self.count else { return false }
+        self.storage = kept
+        self.head = 0
+        return true
+    }
+
     /// Moves every element, oldest first, to the end of `destination`.
     package mutating func moveAll(appendingTo destination: inout [Element]) {
         destination.append(contentsOf: self.elements)

@@ -4,8 +4,9 @@
 /// from swift-log's (`Logger`, `LogHandler`), so a file can import both; Docs/Logging.md shows a
 /// bridge of a few lines that hands every entry to a swift-log `Logger`.
 ///
-/// The default logger discards everything; a ``StandardErrorLogHandler`` writes to standard error,
-/// and ``InMemoryLogHandler`` collects entries for tests.
+/// A bare logger discards everything (an agent's default is ``warningsToStandardError``); a
+/// ``StandardErrorLogHandler`` writes to standard error, and ``InMemoryLogHandler`` collects entries
+/// for tests.
 public struct CoatyLogger: Sendable {
     /// The severity of a log entry, in increasing order (the same levels as swift-log).
     public enum Level: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
@@ -50,6 +51,15 @@ public struct CoatyLogger: Sendable {
 
     /// A logger that discards every entry.
     public static let disabled = CoatyLogger(label: "disabled", level: .critical)
+
+    /// The logger of an agent that configured none: warnings and errors, one line each, to standard
+    /// error, labelled `coaty`. A broker that cannot be reached is then never a silent hang. Silence
+    /// it with ``disabled``.
+    public static let warningsToStandardError = CoatyLogger(
+        label: "coaty",
+        level: .warning,
+        handler: StandardErrorLogHandler()
+    )
 
     /// This logger with another label, for a component that logs on behalf of the one that owns it
     /// (the same level and handler).

@@ -3,16 +3,16 @@
 ///
 /// The schemes `mqtt` and `tcp` (as in coaty-js) mean plain TCP; `mqtts`, `tls` and `ssl` (as in
 /// MQTT.js) mean TLS over TCP; `ws` means MQTT over WebSocket (RFC 6455, binary frames, subprotocol
-/// `mqtt`), as browser agents using mqtt.js connect. `wss` (WebSocket over TLS) is refused with a
-/// clear error.
+/// `mqtt`), as browser agents using mqtt.js connect, and `wss` the same over TLS.
 public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
     /// The host name or IP literal (IPv6 without brackets).
     public var host: String
-    /// The TCP port; 1883 when an `mqtt://` URL has none, 8883 for `mqtts://`, 80 for `ws://`.
+    /// The TCP port; 1883 when an `mqtt://` URL has none, 8883 for `mqtts://`, 80 for `ws://`, 443 for
+    /// `wss://`.
     public var port: Int
-    /// Whether the connection is secured with TLS (`mqtts://`).
+    /// Whether the connection is secured with TLS (`mqtts://`, `wss://`).
     public var usesTLS: Bool
-    /// The HTTP request path when the broker is reached over WebSocket (`ws://`), for example
+    /// The HTTP request path when the broker is reached over WebSocket (`ws://`, `wss://`), for example
     /// `"/mqtt"`; `nil` for plain TCP.
     public var webSocketPath: String?
 
@@ -31,8 +31,8 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a broker URL: `mqtt://host[:port]`, `tcp://host[:port]`, `mqtts://host[:port]` (also
-    /// `tls://`, `ssl://`), `ws://host[:port][/path]` (path `/` if omitted), IPv6 as
-    /// `mqtt://[::1]:1883`.
+    /// `tls://`, `ssl://`), `ws://host[:port][/path]` and `wss://host[:port][/path]` (path `/` if
+    /// omitted), IPv6 as `mqtt://[::1]:1883`.
     ///
     /// - Throws: ``MQTTBrokerAddress/ParseError`` for another scheme, a missing host, a bad port or a
     ///   path in an `mqtt://` URL.
@@ -41,17 +41,15 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
             throw ParseError(url: url, reason: "expected mqtt://host:port")
         }
         let scheme = url[..<colon].lowercased()
-        if scheme == "wss" {
-            throw ParseError(url: url, reason: "wss:// (WebSocket over TLS) is not supported yet; use mqtts://")
-        }
-        let usesTLS = ["mqtts", "tls", "ssl"].contains(scheme)
+        let usesTLS = ["mqtts", "tls", "ssl", "wss"].contains(scheme)
         guard usesTLS || ["mqtt", "tcp", "ws"].contains(scheme) else {
             throw ParseError(
                 url: url,
-                reason: "unsupported scheme '\(scheme)' (only mqtt://, tcp://, mqtts:// and ws:// are supported)"
+                reason:
+                    "unsupported scheme '\(scheme)' (only mqtt://, tcp://, mqtts://, ws:// and wss:// are supported)"
             )
         }
-        let isWebSocket = scheme == "ws"
+        let isWebSocket = scheme == "ws" || scheme == "wss"
         var rest = url[url.index(colon, offsetBy: 3)...]
         var path: String?
         if let slash = rest.firstIndex(of: "/") {
@@ -86,7 +84,7 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
             host = rest
         }
         guard !host.isEmpty, !host.contains("@") else { throw ParseError(url: url, reason: "missing or invalid host") }
-        var port = isWebSocket ? 80 : usesTLS ? 8883 : 1883
+        var port = isWebSocket ? (usesTLS ? 443 : 80) : (usesTLS ? 8883 : 1883)
         if let portText {
             guard let value = Int(portText), (1...65_535).contains(value) else {
                 throw ParseError(url: url, reason: "invalid port '\(portText)'")
@@ -96,14 +94,14 @@ public struct MQTTBrokerAddress: Sendable, Hashable, CustomStringConvertible {
         self.init(host: String(host), port: port, webSocketPath: isWebSocket ? (path ?? "/") : nil, usesTLS: usesTLS)
     }
 
-    /// The address as a URL, for example `mqtt://127.0.0.1:1883`, `mqtts://127.0.0.1:8883` or
-    /// `ws://127.0.0.1:9883/mqtt`.
+    /// The address as a URL, for example `mqtt://127.0.0.1:1883`, `mqtts://127.0.0.1:8883`,
+    /// `ws://127.0.0.1:9883/mqtt` or `wss://127.0.0.1:443/mqtt`.
     public var description: String {
         let authority = self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
         guard let path = self.webSocketPath else {
             return self.usesTLS ? "mqtts://\(authority)" : "mqtt://\(authority)"
         }
-        return "ws://\(authority)\(path)"
+        return self.usesTLS ? "wss://\(authority)\(path)" : "ws://\(authority)\(path)"
     }
 
     /// Why a broker URL cannot be parsed.

@@ -4,11 +4,23 @@ import CoatyTransport
 extension MQTTTransport {
     /// Settings of an ``MQTTTransport``. The defaults are those coaty-js uses.
     public struct Configuration: Sendable {
-        /// The broker URL: `mqtt://host:port` (or `tcp://`), port 1883 if omitted;
-        /// `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted; or
-        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted.
-        public var brokerURL: String
-        /// How `mqtts://` connections are secured; by default the broker's certificate is verified
+        /// The broker URLs, in order of preference: `mqtt://host:port` (or `tcp://`), port 1883 if
+        /// omitted; `mqtts://host:port` for MQTT over TLS (see ``tls``), port 8883 if omitted;
+        /// `ws://host:port/path` for MQTT over WebSocket, port 80 and path `/` if omitted; or
+        /// `wss://host:port/path` for that over TLS, port 443 if omitted.
+        ///
+        /// With more than one, a connection attempt tries them in turn until one answers, starting
+        /// with the one that answered last, or, after that one's connection was lost, with the next;
+        /// it fails only when none answers (so a manager's reconnect backoff applies per round). The
+        /// brokers must share their messages (a cluster, or bridged), or agents that end up on
+        /// different ones do not hear each other.
+        public var brokerURLs: [String]
+        /// The first of ``brokerURLs``; setting it leaves that one broker.
+        public var brokerURL: String {
+            get { self.brokerURLs.first ?? "" }
+            set { self.brokerURLs = [newValue] }
+        }
+        /// How `mqtts://` and `wss://` connections are secured; by default the broker's certificate is verified
         /// against the system's trust store. Unused for other schemes.
         public var tls: TLSOptions
         /// The MQTT keep-alive interval: the client sends PINGREQ when idle and declares the link dead
@@ -63,6 +75,8 @@ extension MQTTTransport {
         ///
         /// - Parameters:
         ///   - brokerURL: The broker, for example `"mqtt://127.0.0.1:1883"` or `"ws://127.0.0.1:9883/mqtt"`.
+        ///   - failoverBrokerURLs: Brokers to try, in order, when `brokerURL` does not answer or its
+        ///     connection is lost (see ``brokerURLs``). Defaults to none.
         ///   - keepAlive: The keep-alive interval; defaults to 60 s.
         ///   - cleanSession: Defaults to `true`.
         ///   - username: Defaults to none.
@@ -77,6 +91,7 @@ extension MQTTTransport {
         ///   - tls: The TLS options for `mqtts://`; defaults to verifying against the system's CAs.
         public init(
             brokerURL: String = "mqtt://127.0.0.1:1883",
+            failoverBrokerURLs: [String] = [],
             keepAlive: Duration = .seconds(60),
             cleanSession: Bool = true,
             username: String? = nil,
@@ -90,7 +105,7 @@ extension MQTTTransport {
             clock: any Clock<Duration> = ContinuousClock(),
             tls: TLSOptions = TLSOptions()
         ) {
-            self.brokerURL = brokerURL
+            self.brokerURLs = [brokerURL] + failoverBrokerURLs
             self.tls = tls
             self.keepAlive = keepAlive
             self.cleanSession = cleanSession

@@ -1,14 +1,14 @@
 import CoatyTLS
 
 extension MQTTTransport {
-    /// How an ``MQTTTransport`` secures `mqtts://` connections: which certificate authorities it
+    /// How an ``MQTTTransport`` secures `mqtts://` and `wss://` connections: which certificate authorities it
     /// trusts, the client certificate it presents, SNI and ALPN.
     ///
     /// The defaults verify the broker: its certificate must chain to the system's trust store (Debian:
     /// /etc/ssl/certs) and name the host of the broker URL. Verification is turned off only by
     /// setting ``certificateVerification`` to ``CertificateVerification/disabled``.
     ///
-    /// TLS uses OpenSSL 3, loaded when the first `mqtts://` connection is made; without it
+    /// TLS uses OpenSSL 3, loaded when the first TLS connection is made; without it
     /// (`libssl.so.3`, Debian's `libssl3`) connecting fails with `TransportError` `.connectFailed`.
     public struct TLSOptions: Sendable, Hashable {
         /// The CA certificates that are trusted, or `nil` (the default) for the system's trust store.

@@ -4,9 +4,10 @@ import CoatySockets
 import CoatyTLS
 public import CoatyTransport
 import CoatyWebSocket
+import Synchronization
 
 /// A `Transport` that speaks MQTT 3.1.1 to a broker such as mosquitto, over TCP (`mqtt://`), TLS
-/// (`mqtts://`, see ``TLSOptions``) or WebSocket (`ws://`).
+/// (`mqtts://`, see ``TLSOptions``) or WebSocket (`ws://`, and `wss://` over TLS).
 ///
 /// Each ``withConnection(_:onMessage:_:)`` call opens one connection: TCP connect (and the TLS
 /// handshake for `mqtts://`, the WebSocket opening handshake for `ws://`) and CONNECT/CONNACK within ``Configuration/connectTimeout``, then
@@ -31,6 +32,8 @@ public struct MQTTTransport: Transport {
 
     /// The client's half of persistent sessions, shared by this transport's copies.
     private let sessions = MQTTSessionStore()
+    /// Which of the configured brokers to try first, shared by this transport's copies.
+    let preferredBroker = PreferredBroker()
 
     /// Creates a transport.
     public init(configuration: Configuration = Configuration()) {
@@ -40,6 +43,14 @@ public struct MQTTTransport: Transport {
     /// Creates a transport for a broker URL with otherwise default settings.
     public init(brokerURL: String) {
         self.init(configuration: Configuration(brokerURL: brokerURL))
+    }
+
+    /// Creates a transport for brokers to fail over between, in order of preference (see
+    /// ``Configuration/brokerURLs``), with otherwise default settings.
+    public init(brokerURLs: [String]) {
+        var configuration = Configuration()
+        configuration.brokerURLs = brokerURLs
+        self.init(configuration: configuration)
     }
 
     /// Opens an MQTT connection, runs `body` with it, and closes it when `body` returns or throws.
@@ -60,9 +71,10 @@ public struct MQTTTransport: Transport {
     ///     A QoS 2 message is delivered once even if the broker resends it.
     ///   - body: Works with the connection.
     /// - Returns: What `body` returns.
-    /// - Throws: `TransportError`: `.invalidArgument` (bad broker URL), `.connectFailed` (TCP or
-    ///   handshake I/O failed; for `mqtts://` also a TLS failure such as an untrusted certificate,
-    ///   with its `TLSError` as the underlying error), `.timedOut` (no connection or CONNACK within the connect timeout),
+    /// - Throws: `TransportError`: `.invalidConfiguration` (bad broker URL, a password without a user
+    ///   name), `.connectFailed` (TCP or handshake I/O failed; for `mqtts://` also a TLS failure such
+    ///   as an untrusted certificate, with its `TLSError` as the underlying error), `.timedOut` (no
+    ///   connection or CONNACK within the connect timeout),
     ///   `.connectionRefused` (CONNACK return code), `.protocolViolation` (bad handshake), or
     ///   `.connectionLost`; `CancellationError`; what `body` throws.
     public func withConnection<Result: Sendable>(
@@ -86,38 +98,45 @@ public struct MQTTTransport: Transport {
             configuration.logger = configuration.logger ?? options.logger?.labelled("coaty.mqtt")
             return configuration
         }()
-        let broker: MQTTBrokerAddress
+        let brokers: [MQTTBrokerAddress]
         do {
-            broker = try MQTTBrokerAddress(parsing: configuration.brokerURL)
+            brokers = try configuration.brokerURLs.map { try MQTTBrokerAddress(parsing: $0) }
         } catch {
-            throw TransportError(.invalidArgument, error.description, underlying: error)
+            throw TransportError(.invalidConfiguration, "\(error)", underlying: error)
         }
+        guard !brokers.isEmpty else { throw TransportError(.invalidConfiguration, "no broker URL configured") }
         let connect = try Self.connectPacket(options, configuration: configuration)
         let logger = configuration.effectiveLogger
 
-        // TCP connect and MQTT handshake, bounded by the connect timeout.
-        let (connection, decoder, sessionPresent) = try await withTimeout(
-            configuration.connectTimeout,
-            clock: ElapsedClock(configuration.clock),
-            timeoutError: {
-                TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
-            }
-        ) { () async throws -> (MQTTConnection, MQTTPacketDecoder, Bool) in
-            let socket = try await Self.open(broker, configuration: configuration)
-            let connection = MQTTConnection(
-                socket: socket,
-                broker: broker,
-                configuration: configuration,
-                onMessage: onMessage
-            )
+        // Each broker in turn, from the preferred one, until one answers; the last failure if none does.
+        let first = self.preferredBroker.index.withLock { $0 } % brokers.count
+        var attempt: (index: Int, connected: (MQTTConnection, MQTTPacketDecoder, Bool))?
+        var lastFailure: (any Error)?
+        for offset in 0..<brokers.count where attempt == nil {
+            let index = (first + offset) % brokers.count
             do {
-                let (decoder, sessionPresent) = try await connection.handshake(connect)
-                return (connection, decoder, sessionPresent)
+                attempt = (
+                    index,
+                    try await Self.connect(
+                        to: brokers[index],
+                        connect,
+                        configuration: configuration,
+                        onMessage: onMessage
+                    )
+                )
             } catch {
-                socket.close()
-                throw error
+                if Task.isCancelled || brokers.count == 1 { throw error }
+                logger.info("cannot connect to \(brokers[index]): \(error)")
+                lastFailure = error
             }
         }
+        guard let (index, (connection, decoder, sessionPresent)) = attempt else {
+            throw lastFailure ?? CancellationError()
+        }
+        let broker = brokers[index]
+        self.preferredBroker.index.withLock { $0 = index }
+        // A lost connection sends the next attempt to the next broker first.
+        defer { if connection.failure.map({ $0.code != .connectionClosed }) == true { self.preferNext(after: index) } }
         logger.info("connected to \(broker) as \(options.clientID)")
         let sessionKey = MQTTSessionStore.key(broker: broker, clientID: options.clientID)
         // Taking the state also discards it, which is what a clean session asks for.
@@ -175,34 +194,44 @@ public struct MQTTTransport: Transport {
     }
 
     /// Opens the byte stream to the broker: a TCP connection, a TLS connection for `mqtts://`, or a
-    /// WebSocket connection for `ws://`.
+    /// WebSocket connection for `ws://` (over TLS for `wss://`).
     ///
     /// - Throws: `TransportError` `.connectFailed`; `CancellationError`.
-    private static func open(
+    static func open(
         _ broker: MQTTBrokerAddress,
         configuration: Configuration
     ) async throws -> any ByteStreamConnection {
         do {
+            // Frames from the broker may hold several packets: allow at least 64 KiB beyond the packet
+            // limit's worth.
+            let webSocket = WebSocketConnection.Configuration(
+                maximumFrameSize: max(configuration.maximumPacketSize, 1 << 16)
+            )
             if broker.usesTLS {
                 let context = try TLSContext(configuration.tls.contextConfiguration)
-                return try await TLSConnection.connect(
+                let tls = try await TLSConnection.connect(
                     host: broker.host,
                     port: broker.port,
                     serverName: configuration.tls.serverName,
                     context: context
                 )
+                guard let path = broker.webSocketPath else { return tls }
+                return try await WebSocketConnection.connect(
+                    over: tls,
+                    host: broker.host,
+                    port: broker.port,
+                    path: path,
+                    configuration: webSocket
+                )
             }
             guard let path = broker.webSocketPath else {
                 return try await TCPConnection.connect(host: broker.host, port: broker.port)
             }
-            // Frames from the broker may hold several packets: allow at least 64 KiB beyond the packet
-            // limit's worth.
-            let frameLimit = max(configuration.maximumPacketSize, 1 << 16)
             return try await WebSocketConnection.connect(
                 host: broker.host,
                 port: broker.port,
                 path: path,
-                configuration: .init(maximumFrameSize: frameLimit)
+                configuration: webSocket
             )
         } catch let error as CancellationError {
             throw error
@@ -241,7 +270,7 @@ public struct MQTTTransport: Transport {
             )
         }
         if configuration.password != nil && configuration.username == nil {
-            throw TransportError(.invalidArgument, "a password requires a user name")
+            throw TransportError(.invalidConfiguration, "a password requires a user name")
         }
         return MQTTConnectPacket(
             clientID: options.clientID,

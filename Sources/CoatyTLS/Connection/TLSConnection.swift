@@ -9,7 +9,7 @@ import Synchronization
 /// writer ever writes to the socket: TLS output that reading causes (a TLS 1.3 key update answer)
 /// waits in the engine and goes out before the next write, so reading and writing never contend
 /// for the socket, and one task may read while another writes, as on ``TCPConnection``.
-package final class TLSConnection: ByteStreamConnection {
+package final class TLSConnection: CarrierByteStream {
     private let tcp: TCPConnection
     private let engine: Mutex<TLSEngine>
     /// Whether a read is under way, so that a failed write knows whether it may read (see
@@ -177,6 +177,22 @@ package final class TLSConnection: ByteStreamConnection {
         return nil
     }
 
+    /// Encrypts `bytes` and sends the records if the socket takes them at once, for a last short
+    /// message (a WebSocket close frame). The caller must not be writing concurrently.
+    ///
+    /// - Returns: `bytes.count` when sent; 0 otherwise. A record the socket did not take whole cannot
+    ///   be sent later (TLS numbers its records), so the connection is then closed.
+    package func writeWithoutWaiting(_ bytes: [UInt8]) -> Int {
+        guard let records = try? self.engine.withLock({ engine throws(TLSError) in try engine.encrypt([bytes]) }) else {
+            return 0
+        }
+        guard self.tcp.writeWithoutWaiting(records) == records.count else {
+            self.tcp.close()
+            return 0
+        }
+        return bytes.count
+    }
+
     // MARK: - Closing
 
     /// Marks this side as sending something it waits for an answer to (see
@@ -187,6 +203,11 @@ package final class TLSConnection: ByteStreamConnection {
 
     /// Sends close_notify (if the socket takes it at once) and half-closes TCP. Reads still work.
     package func shutdownOutput() {
+        self.shutdownOutputWithoutWaiting()
+    }
+
+    /// Sends close_notify (if the socket takes it at once) and half-closes TCP. Reads still work.
+    package func shutdownOutputWithoutWaiting() {
         let notify = self.engine.withLock { $0.closeNotify() }
         let written = notify.isEmpty ? 0 : self.tcp.writeWithoutWaiting(notify)
         // Part of a record before FIN would look like an attack to the peer: close at once instead.

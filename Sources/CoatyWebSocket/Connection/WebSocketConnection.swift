@@ -14,7 +14,8 @@ import Synchronization
 /// Like ``TCPConnection``, one task may read while another writes. Frames of concurrent writers (the
 /// writer, and the reader answering a ping) never interleave.
 package final class WebSocketConnection: ByteStreamConnection {
-    private let tcp: TCPConnection
+    /// What the frames travel over: TCP, or TLS for `wss://`.
+    private let stream: any CarrierByteStream
     /// Which end this is: a client masks its frames, a server does not.
     package let role: WebSocketRole
     /// The subprotocol agreed in the handshake (`mqtt` or `mqttv3.1`), if any.
@@ -41,13 +42,13 @@ package final class WebSocketConnection: ByteStreamConnection {
     }
 
     private init(
-        tcp: TCPConnection,
+        stream: any CarrierByteStream,
         role: WebSocketRole,
         subprotocol: String?,
         configuration: Configuration,
         buffered: [UInt8]
     ) {
-        self.tcp = tcp
+        self.stream = stream
         self.role = role
         self.subprotocol = subprotocol
         self.configuration = configuration
@@ -61,7 +62,7 @@ package final class WebSocketConnection: ByteStreamConnection {
     }
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
-    package var remoteDescription: String { self.tcp.remoteDescription }
+    package var remoteDescription: String { self.stream.remoteDescription }
 
     // MARK: - Opening
 
@@ -84,15 +85,35 @@ package final class WebSocketConnection: ByteStreamConnection {
         configuration: Configuration = Configuration()
     ) async throws -> WebSocketConnection {
         let tcp = try await TCPConnection.connect(host: host, port: port)
+        return try await Self.connect(over: tcp, host: host, port: port, path: path, configuration: configuration)
+    }
+
+    /// Performs the client's opening handshake over an open stream (TLS for `wss://`), offering
+    /// subprotocol `mqtt`. Closes `stream` when it throws.
+    ///
+    /// - Parameters:
+    ///   - stream: The connection to the server.
+    ///   - host: The server's host name, for the `Host` field.
+    ///   - port: The server's port, for the `Host` field.
+    ///   - path: The request path, for example `/mqtt`.
+    ///   - configuration: The limits of the connection.
+    /// - Throws: As ``connect(host:port:path:configuration:)``.
+    package static func connect(
+        over stream: any CarrierByteStream,
+        host: String,
+        port: Int,
+        path: String = "/",
+        configuration: Configuration = Configuration()
+    ) async throws -> WebSocketConnection {
         do {
             var generator = SystemRandomNumberGenerator()
             let key = WebSocketHandshake.makeKey(using: &generator)
             let request = WebSocketHandshake.request(host: host, port: port, path: path, key: key)
-            try await tcp.write(request.encoded)
+            try await stream.write(request.encoded)
             let head: HTTPHead?
             let rest: [UInt8]
             do {
-                (head, rest) = try await Self.readHead(from: tcp, limit: configuration.maximumHandshakeSize)
+                (head, rest) = try await Self.readHead(from: stream, limit: configuration.maximumHandshakeSize)
             } catch let error as WebSocketError {
                 throw WebSocketError(.handshakeFailed, error.message)
             }
@@ -101,14 +122,14 @@ package final class WebSocketConnection: ByteStreamConnection {
             }
             let subprotocol = try WebSocketHandshake.validate(response: head, key: key)
             return WebSocketConnection(
-                tcp: tcp,
+                stream: stream,
                 role: .client,
                 subprotocol: subprotocol,
                 configuration: configuration,
                 buffered: rest
             )
         } catch {
-            tcp.close()
+            stream.close()
             throw error
         }
     }
@@ -119,34 +140,34 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// ``WebSocketHandshake/answer(to:)``) and returns the connection once the 101 response is
     /// written. A refused, malformed or oversized request is answered with 400, 426 or 431 and the
     /// connection is closed. Suspends while the client is silent: bound it with a timeout that closes
-    /// `tcp`.
+    /// `stream`.
     ///
     /// - Throws: ``WebSocketError`` `.handshakeFailed`; ``SocketError``; `CancellationError`.
     package static func accept(
-        _ tcp: TCPConnection,
+        _ stream: any CarrierByteStream,
         configuration: Configuration = Configuration()
     ) async throws -> WebSocketConnection {
         do {
             let head: HTTPHead?
             let rest: [UInt8]
             do {
-                (head, rest) = try await Self.readHead(from: tcp, limit: configuration.maximumHandshakeSize)
+                (head, rest) = try await Self.readHead(from: stream, limit: configuration.maximumHandshakeSize)
             } catch let error as WebSocketError where error.code == .messageTooBig {
-                await Self.refuse(tcp, with: WebSocketHandshake.tooLarge)
+                await Self.refuse(stream, with: WebSocketHandshake.tooLarge)
                 throw WebSocketError(.handshakeFailed, error.message)
             }
             guard let head else {
-                await Self.refuse(tcp, with: WebSocketHandshake.badRequest)
+                await Self.refuse(stream, with: WebSocketHandshake.badRequest)
                 throw WebSocketError(.handshakeFailed, "the request is not valid HTTP")
             }
             switch WebSocketHandshake.answer(to: head) {
             case .refuse(let response, let reason):
-                await Self.refuse(tcp, with: response)
+                await Self.refuse(stream, with: response)
                 throw WebSocketError(.handshakeFailed, "refused the opening handshake: \(reason)")
             case .accept(let response, let subprotocol):
-                try await tcp.write(response.encoded)
+                try await stream.write(response.encoded)
                 return WebSocketConnection(
-                    tcp: tcp,
+                    stream: stream,
                     role: .server,
                     subprotocol: subprotocol,
                     configuration: configuration,
@@ -154,7 +175,7 @@ package final class WebSocketConnection: ByteStreamConnection {
                 )
             }
         } catch {
-            tcp.close()
+            stream.close()
             throw error
         }
     }
@@ -163,22 +184,25 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// FIN, then what the client still sends is read and dropped (at most 64 KiB, until it closes),
     /// so that closing with unread bytes does not reset the connection before the client has read
     /// the response. The caller's timeout bounds the wait.
-    private static func refuse(_ tcp: TCPConnection, with response: HTTPHead) async {
+    private static func refuse(_ stream: any CarrierByteStream, with response: HTTPHead) async {
         let response = response.encoded
-        guard tcp.writeWithoutWaiting(response) == response.count else { return }
-        tcp.shutdownOutput()
+        guard stream.writeWithoutWaiting(response) == response.count else { return }
+        stream.shutdownOutputWithoutWaiting()
         var drained = 0
-        while drained < 1 << 16, let bytes = try? await tcp.read(), !bytes.isEmpty { drained += bytes.count }
+        while drained < 1 << 16, let bytes = try? await stream.read(), !bytes.isEmpty { drained += bytes.count }
     }
 
     /// Reads an HTTP head of at most `limit` bytes.
     ///
     /// - Returns: The parsed head (`nil` if malformed) and the bytes received after it.
     /// - Throws: ``WebSocketError`` `.messageTooBig` beyond `limit`, `.handshakeFailed` at EOF.
-    private static func readHead(from tcp: TCPConnection, limit: Int) async throws -> (HTTPHead?, [UInt8]) {
+    private static func readHead(
+        from stream: any CarrierByteStream,
+        limit: Int
+    ) async throws -> (HTTPHead?, [UInt8]) {
         var buffer: [UInt8] = []
         while true {
-            let bytes = try await tcp.read(maxBytes: max(1, limit + 1 - buffer.count))
+            let bytes = try await stream.read(maxBytes: max(1, limit + 1 - buffer.count))
             guard !bytes.isEmpty else {
                 throw WebSocketError(.handshakeFailed, "the peer closed the connection during the handshake")
             }
@@ -239,7 +263,7 @@ package final class WebSocketConnection: ByteStreamConnection {
                 self.sendCloseWithoutWaiting(code: code, reason: "")
                 return []
             case .needBytes:
-                let bytes = try await self.tcp.read(maxBytes: 65_536)
+                let bytes = try await self.stream.read(maxBytes: 65_536)
                 self.inbound.withLock { state in
                     if bytes.isEmpty { state.isFinished = true } else { state.decoder.append(bytes) }
                 }
@@ -378,7 +402,7 @@ package final class WebSocketConnection: ByteStreamConnection {
         guard !self.isCloseSent.load(ordering: .relaxed) else {
             throw WebSocketError(.closed, "the connection is closing")
         }
-        try await self.tcp.write(frames)
+        try await self.stream.write(frames)
     }
 
     /// Sends a close frame if none was sent yet, only if it goes out at once: a peer that does not
@@ -402,8 +426,8 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// truncated frame before FIN, so then the connection is closed at once instead.
     private func writePendingClose() {
         guard let frame = self.pendingClose.withLock({ $0.take() }) else { return }
-        let written = self.tcp.writeWithoutWaiting(frame)
-        if written > 0 && written < frame.count { self.tcp.close() }
+        let written = self.stream.writeWithoutWaiting(frame)
+        if written > 0 && written < frame.count { self.stream.close() }
     }
 
     // MARK: - Closing
@@ -411,23 +435,23 @@ package final class WebSocketConnection: ByteStreamConnection {
     /// Marks this side as sending something it waits for an answer to (see
     /// ``TCPConnection/noteExchange()``).
     package func noteExchange() {
-        self.tcp.noteExchange()
+        self.stream.noteExchange()
     }
 
     /// Starts the closing handshake: sends a close frame with code 1000 (if the socket takes it at
-    /// once) and half-closes TCP. Reads still work until the peer's close frame or EOF.
+    /// once) and half-closes the stream below. Reads still work until the peer's close frame or EOF.
     package func shutdownOutput() {
         self.sendCloseWithoutWaiting(code: 1000, reason: "")
-        self.tcp.shutdownOutput()
+        self.stream.shutdownOutputWithoutWaiting()
     }
 
     /// Closes the connection at once, without a closing handshake. Idempotent; pending reads and
     /// writes throw.
     package func close() {
-        self.tcp.close()
+        self.stream.close()
         self.writeLock.close(SocketError.closed("write"))
     }
 
     /// Whether ``close()`` has been called.
-    package var isClosed: Bool { self.tcp.isClosed }
+    package var isClosed: Bool { self.stream.isClosed }
 }

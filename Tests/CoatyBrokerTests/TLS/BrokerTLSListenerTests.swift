@@ -21,6 +21,7 @@ struct BrokerTLSListenerTests {
     /// Runs `body` with fresh certificates and a broker with a TLS listener on a free port.
     private func withTLSBroker(
         requiresClientCertificate: Bool = false,
+        webSocketPort: Int? = nil,
         _ body: (MQTTBroker, _ tlsPort: Int, TestCertificates) async throws -> Void
     ) async throws {
         let certificates = try await TestCertificates.make()
@@ -30,7 +31,8 @@ struct BrokerTLSListenerTests {
             certificateFile: certificates.path("server.pem"),
             keyFile: certificates.path("server.key"),
             caFile: requiresClientCertificate ? certificates.caFile : nil,
-            requiresClientCertificate: requiresClientCertificate
+            requiresClientCertificate: requiresClientCertificate,
+            webSocketPort: webSocketPort
         )
         try await MQTTBroker.withRunning(configuration: .init(tls: tls)) { broker in
             try await body(broker, try #require(broker.tlsPort), certificates)
@@ -117,6 +119,59 @@ struct BrokerTLSListenerTests {
             )
             #expect(result.status == 0, "\(result.errorOutput)")
             #expect(result.output == "tls/paho paho over TLS\n")
+        }
+    }
+
+    /// paho over WebSocket over TLS (`transport="websockets"` with `tls_set`) exchanges a message
+    /// with our client over `wss://`.
+    static let pahoWebSocketScript = #"""
+        import os, sys, threading, paho.mqtt.client as mqtt
+        threading.Timer(20, lambda: os._exit(3)).start()
+        port, ca = int(sys.argv[1]), sys.argv[2]
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="paho-wss", transport="websockets")
+        c.ws_set_options(path="/mqtt")
+        c.tls_set(ca_certs=ca)
+        def on_connect(c, u, *a): c.subscribe("wss/to-paho", qos=1)
+        def on_subscribe(c, u, *a): c.publish("wss/from-paho", b"paho over wss", qos=1)
+        def on_message(c, u, m):
+            sys.stdout.write(f"{m.topic} {m.payload.decode()}\n"); sys.stdout.flush(); c.disconnect()
+        c.on_connect, c.on_subscribe, c.on_message = on_connect, on_subscribe, on_message
+        c.connect("localhost", port, 60)
+        c.loop_forever(timeout=1.0)
+        os._exit(0)
+        """#
+
+    @Test func pahoAndOurClientOverSecureWebSocket() async throws {
+        try await self.withTLSBroker(webSocketPort: 0) { broker, _, certificates in
+            let port = try #require(broker.secureWebSocketPort)
+            let transport = MQTTTransport(
+                configuration: .init(
+                    brokerURL: "wss://localhost:\(port)/mqtt",
+                    tls: .init(trustedCertificates: .file(certificates.caFile))
+                )
+            )
+            let (messages, continuation) = AsyncStream.makeStream(of: TransportMessage.self)
+            try await transport.withConnection(.init(clientID: "ours-wss"), onMessage: { continuation.yield($0) }) {
+                connection in
+                try await connection.subscribe(to: [TopicFilter("wss/from-paho")])
+                try await withThrowingTaskGroup(of: ProcessResult.self) { group in
+                    group.addTask {
+                        try await runProcess(
+                            "/usr/bin/env",
+                            ["python3", "-c", Self.pahoWebSocketScript, "\(port)", certificates.caFile]
+                        )
+                    }
+                    var iterator = messages.makeAsyncIterator()
+                    #expect(await iterator.next()?.payload == Array("paho over wss".utf8))
+                    // paho subscribed before it published, so this reaches it.
+                    try await connection.publish(
+                        TransportMessage(topic: "wss/to-paho", payload: Array("ours over wss".utf8), qos: .atLeastOnce)
+                    )
+                    let result = try #require(try await group.next())
+                    #expect(result.status == 0, "\(result.errorOutput)")
+                    #expect(result.output == "wss/to-paho ours over wss\n")
+                }
+            }
         }
     }
 

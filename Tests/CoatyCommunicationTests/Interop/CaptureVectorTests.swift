@@ -108,7 +108,9 @@ struct CaptureVectorTests {
     @Test(arguments: CaptureVectors.otherMessages)
     func rawMessagesAreReproduced(_ captured: CapturedMessage) async throws {
         let produced = try await Self.produce(on: captured.topic, as: ObjectID.random()) { manager, _ in
-            manager.publish(try RawEvent(topic: captured.topic, payload: captured.payload, retain: captured.retain))
+            try await manager.publish(
+                try RawEvent(topic: captured.topic, payload: captured.payload, retain: captured.retain)
+            )
         }
         #expect(produced.payload == captured.payload)
         #expect(produced.retain == captured.retain)
@@ -177,20 +179,26 @@ struct CaptureVectorTests {
         switch try (topic.code == .ioValue ? nil : decoded()) {
         case nil:
             return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in
-                manager.publish(try IOValueEvent(route: captured.topic, bytes: captured.payload))
+                try await manager.publish(try IOValueEvent(route: captured.topic, bytes: captured.payload))
             }
         case .advertise(let event):
             // The identity's join Advertise is published by the agent itself, from its configured identity.
             let identity = event.object as? Identity
             return try await self.produce(on: captured.topic, as: sourceID, identity: identity) { manager, _ in
-                if identity == nil { try manager.publish(event) }
+                if identity == nil { try await manager.publish(event) }
             }
         case .deadvertise(let event):
-            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in try manager.publish(event) }
+            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in
+                try await manager.publish(event)
+            }
         case .channel(let event):
-            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in try manager.publish(event) }
+            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in
+                try await manager.publish(event)
+            }
         case .associate(let event):
-            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in try manager.publish(event) }
+            return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in
+                try await manager.publish(event)
+            }
         case .discover(let event):
             return try await self.produce(on: captured.topic, as: sourceID) { manager, _ in
                 _ = try await manager.discover(event, correlationID: try #require(topic.correlationID))

@@ -177,7 +177,7 @@ struct ManagerCommandTests {
         _ = machine.enqueue([message("m1"), message("m2")])
         _ = machine.takeBatch()
         _ = machine.enqueue([message("m3"), message("m4")])
-        #expect(machine.requeue([message("m1"), message("m2")]).map(\.topic) == ["m1", "m2"])
+        #expect(machine.requeue([publication("m1"), publication("m2")]).map(\.topic) == ["m1", "m2"])
         #expect(machine.outbox.elements.map(\.topic) == ["m3", "m4"])
     }
 

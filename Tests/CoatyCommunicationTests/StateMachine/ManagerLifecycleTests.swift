@@ -226,7 +226,24 @@ func token(_ value: UInt64) -> WaiterToken { WaiterToken(rawValue: value) }
 
 func message(_ topic: String) -> TransportMessage { TransportMessage(topic: topic, payload: []) }
 
+func publication(_ topic: String) -> Publication { Publication([message(topic)]) }
+
+extension Publication {
+    /// The topics of its messages, for comparing with the expected ones.
+    var topic: String { self.messages.map(\.topic).joined(separator: " ") }
+}
+
 extension ManagerStateMachine where Connection == String, Receiver == String {
+    /// Queues each message as a publication of its own; returns the send loop to wake, if any.
+    mutating func enqueue(_ messages: [TransportMessage]) -> Enqueued {
+        var result = Enqueued(outcome: .queued)
+        for message in messages {
+            let enqueued = self.enqueue(Publication([message]))
+            result.wake = result.wake ?? enqueued.wake
+        }
+        return result
+    }
+
     /// An idle machine: backoff from 1 s to 8 s, outbox of 4.
     static func make(outboxCapacity: Int = 4) -> Self {
         Self(outboxCapacity: outboxCapacity, initialReconnectDelay: .seconds(1), maximumReconnectDelay: .seconds(8))

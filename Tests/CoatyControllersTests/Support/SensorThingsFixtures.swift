@@ -85,7 +85,7 @@ struct ThingOwner: Controller {
                 || (discover.isDiscoveringTypes && discover.isObjectTypeCompatible(Thing.objectType))
             if asked { try discover.resolve(ResolveEvent(object: thing)) }
         }
-        try context.communication.publish(AdvertiseEvent(thing))
+        try await context.communication.publish(AdvertiseEvent(thing))
     }
 }
 

@@ -20,20 +20,58 @@ extension ManagerStateMachine {
         }
     }
 
-    /// What ``enqueue(_:)`` leaves to do.
-    struct Enqueued: Sendable {
-        /// Publications dropped from the full outbox (the oldest), to report.
-        var dropped: [TransportMessage]
+    /// What ``enqueue(_:whenFull:)`` did and leaves to do.
+    struct Enqueued: Sendable, Equatable {
+        /// Whether the publication was queued.
+        var outcome: Outcome
+        /// The publication dropped from the full outbox (the oldest) while offline, to report.
+        var dropped: Publication?
         /// The parked send loop, to wake.
         var wake: WaiterToken?
+
+        enum Outcome: Sendable, Equatable {
+            /// Queued for the send loop.
+            case queued
+            /// Not queued: the outbox is full while online and the publisher waits for room
+            /// (``FullOutboxPolicy/wait(_:)``; its token is resumed when it may try again).
+            case waiting
+            /// Not queued: the outbox is full while online (``FullOutboxPolicy/refuse``).
+            case refused
+        }
     }
 
-    /// Queues publications for the send loop.
-    mutating func enqueue(_ messages: some Sequence<TransportMessage>) -> Enqueued {
-        let dropped = self.appendToOutbox(messages)
-        let wake = self.withSession(onlineOnly: true) { session, _ in session.wakeSendLoop() }
-        return Enqueued(dropped: dropped, wake: wake ?? nil)
+    /// Whether a send loop drains the outbox: online, or stopping before its final batch.
+    var hasSendLoop: Bool {
+        switch self.phase {
+        case .online, .stopping(.draining): true
+        default: false
+        }
     }
+
+    /// Queues a publication for the send loop. While online nothing is dropped: a full outbox
+    /// (``outboxCapacity`` publications) parks, refuses or exceeds by `policy`. While offline the
+    /// outbox keeps its bound by dropping its oldest publication.
+    mutating func enqueue(_ publication: Publication, whenFull policy: FullOutboxPolicy = .exceed) -> Enqueued {
+        var dropped: Publication?
+        if self.outbox.count < self.outbox.capacity || !self.hasSendLoop {
+            dropped = self.appendToOutbox(publication)
+        } else {
+            switch policy {
+            case .wait(let waiter):
+                self.waitForRoom(waiter)
+                return Enqueued(outcome: .waiting)
+            case .refuse:
+                return Enqueued(outcome: .refused)
+            case .exceed:
+                self.appendToOutboxBeyondCapacity(publication)
+            }
+        }
+        let wake = self.withSession(onlineOnly: true) { session, _ in session.wakeSendLoop() }
+        return Enqueued(outcome: .queued, dropped: dropped, wake: wake ?? nil)
+    }
+
+    /// The outbox's bound.
+    var outboxCapacity: Int { self.outbox.capacity }
 
     /// What the send loop does next.
     enum SendStep: Sendable, Equatable {
@@ -41,7 +79,7 @@ extension ManagerStateMachine {
         /// ``batchCommandsDone()`` and ``batchSent()`` as each part is done. A final batch (a stop was
         /// requested) ends the session: resume `releasing` (observations waiting for subscriptions
         /// claimed directly), send the batch, and return.
-        case batch(commands: [ControlCommand], messages: [TransportMessage], final: [WaiterToken]?)
+        case batch(commands: [ControlCommand], publications: [Publication], final: [WaiterToken]?)
         /// Nothing to do: ``park(_:)``.
         case idle
         /// The connection has no session: return.
@@ -59,7 +97,7 @@ extension ManagerStateMachine {
         let hasMessages = !self.outbox.isEmpty
         let messages = hasMessages ? self.takeOutbox() : []
         if isFinal, let (commands, releasing) = self.endDrainingSession() {
-            return .batch(commands: commands, messages: messages, final: releasing)
+            return .batch(commands: commands, publications: messages, final: releasing)
         }
         let step = self.withSession(onlineOnly: true) { session, _ -> SendStep in
             guard !session.control.isEmpty || hasMessages else { return .idle }
@@ -67,7 +105,7 @@ extension ManagerStateMachine {
             session.sendLoop = .sending(
                 SendLoop.Batch(commandFilters: Set(commands.map(\.filter)), isPublishing: hasMessages)
             )
-            return .batch(commands: commands, messages: messages, final: nil)
+            return .batch(commands: commands, publications: messages, final: nil)
         }
         return step ?? .finished
     }
@@ -98,11 +136,12 @@ extension ManagerStateMachine {
         _ = self.withSession(onlineOnly: true) { session, _ in session.sendLoop = .running }
     }
 
-    /// A publication of the send loop failed with the connection: `unsent` (the failed one and
-    /// everything after it) goes back to the front of the outbox, in order, so the next connection
-    /// sends it. Returns the publications dropped to make room.
-    mutating func requeue(_ unsent: [TransportMessage]) -> [TransportMessage] {
-        self.prependToOutbox(unsent)
+    /// A publication of the send loop failed with the connection: `unsent` (the failed one, with the
+    /// messages of it not sent, and everything after it) goes back to the front of the outbox, in
+    /// order, so the next connection sends it; requests whose callers gave up meanwhile are withdrawn.
+    /// Returns the publications dropped to make room.
+    mutating func requeue(_ unsent: [Publication]) -> [Publication] {
+        self.prependToOutbox(unsent.filter { $0.request.map { self.routing.entries[$0] != nil } ?? true })
     }
 
     /// What ``registerRequest(_:receiver:)`` registered under the lock.

@@ -134,7 +134,11 @@ extension ManagerStateMachine {
     /// ``deferredUnsubscribeBatch`` have piled up or something else wakes it: waking it costs more
     /// than the rest of a short request, and a response filter carries a correlation id no one else
     /// uses, so keeping it a little longer costs at most a few late responses, which find no observer.
+    /// With `deferringUnsubscribe` the request's publication is also withdrawn if it is still queued
+    /// (``withdrawRequest(_:)``): its caller gave up, so no callee should act on it.
     mutating func removeObservers(_ ids: [ObserverID], deferringUnsubscribe deferring: Bool) -> Removal {
+        // A finished request's caller gave up: its publication, if still queued, is withdrawn.
+        if deferring, let request = ids.first { self.withdrawRequest(request) }
         var releases: [TopicFilter] = []
         for id in ids {
             guard case .unsubscribe(let filter) = self.routing.remove(id) else { continue }

@@ -79,7 +79,10 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
 
     private(set) var phase: Phase = .idle(stopRequested: false)
     var routing = RoutingTable<Receiver>()
-    private(set) var outbox: BoundedQueue<TransportMessage>
+    private(set) var outbox: BoundedQueue<Publication>
+    /// Publishers parked by a full outbox while online (``FullOutboxPolicy/wait(_:)``): resumed when
+    /// the send loop takes the outbox, or when the connection or the run ends.
+    private(set) var roomWaiters: [WaiterToken] = []
     let initialReconnectDelay: Duration
     let maximumReconnectDelay: Duration
     private var nextClaim: UInt64 = 0
@@ -259,6 +262,7 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
         case .modifying:
             preconditionFailure("connectionEnded() while modifying")
         }
+        releasing += self.takeRoomWaiters()
         self.routing.disconnected()
         self.phase = .reconnectWait(
             Backoff(interrupt: interrupt, nextDelay: min(delay * 2, self.maximumReconnectDelay))
@@ -288,12 +292,12 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
         /// Every observer: their streams finish.
         var entries: [RoutingTable<Receiver>.Entry]
         /// Publications never sent, to report.
-        var unsent: [TransportMessage]
+        var unsent: [Publication]
     }
 
     /// `run()` ends, from any phase: back to idle, with no observer and nothing queued.
     mutating func runEnded() -> RunEnd {
-        let waiters = self.session?.waiters ?? []
+        let waiters = (self.session?.waiters ?? []) + self.takeRoomWaiters()
         self.phase = .idle(stopRequested: false)
         self.routing.disconnected()
         return RunEnd(waiters: waiters, entries: self.routing.removeAll(), unsent: self.outbox.removeAll())
@@ -342,23 +346,44 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
         return SubscriptionClaim(rawValue: self.nextClaim)
     }
 
-    /// Appends to the outbox; returns the publications dropped to make room.
-    mutating func appendToOutbox(_ messages: some Sequence<TransportMessage>) -> [TransportMessage] {
-        var dropped: [TransportMessage] = []
-        for message in messages {
-            if let oldest = self.outbox.append(message) { dropped.append(oldest) }
-        }
-        return dropped
+    /// Appends to the outbox, dropping the oldest publication if it is full; returns the dropped one.
+    mutating func appendToOutbox(_ publication: Publication) -> Publication? {
+        self.outbox.append(publication)
+    }
+
+    /// Appends to the outbox even when it is full (``FullOutboxPolicy/exceed``).
+    mutating func appendToOutboxBeyondCapacity(_ publication: Publication) {
+        self.outbox.appendBeyondCapacity(publication)
+    }
+
+    /// Parks a publisher until the outbox has room (``FullOutboxPolicy/wait(_:)``).
+    mutating func waitForRoom(_ waiter: WaiterToken) {
+        self.roomWaiters.append(waiter)
+    }
+
+    /// Takes the publishers parked by a full outbox, to resume: the outbox was taken, or the
+    /// connection or the run ended. They try again, and are queued or parked again as it stands then.
+    mutating func takeRoomWaiters() -> [WaiterToken] {
+        guard !self.roomWaiters.isEmpty else { return [] }
+        defer { self.roomWaiters = [] }
+        return self.roomWaiters
     }
 
     /// Puts publications back at the front of the outbox, in order; returns those dropped to make room.
-    mutating func prependToOutbox(_ messages: [TransportMessage]) -> [TransportMessage] {
-        self.outbox.prepend(messages)
+    mutating func prependToOutbox(_ publications: [Publication]) -> [Publication] {
+        self.outbox.prepend(publications)
     }
 
     /// Takes every queued publication.
-    mutating func takeOutbox() -> [TransportMessage] {
+    mutating func takeOutbox() -> [Publication] {
         self.outbox.removeAll()
+    }
+
+    /// Withdraws the publication of a request whose caller gave up (its first routing entry is
+    /// `request`), if it is still queued.
+    mutating func withdrawRequest(_ request: ObserverID) {
+        guard !self.outbox.isEmpty else { return }
+        self.outbox.removeAll { $0.request == request }
     }
 }
 

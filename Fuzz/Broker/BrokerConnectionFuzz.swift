@@ -1,4 +1,4 @@
-// fuzz-modules: CoatyCore CoatyMQTTPackets CoatySockets CoatyWebSocket CoatyBroker
+// fuzz-modules: CoatyCore CoatyMQTTPackets CoatySockets CoatyWebSocket CoatyTLS CoatyBroker
 // fuzz-options: -max_len=2048
 //
 // libFuzzer harness for the broker's per-connection packet handling, compiled into the CoatyBroker

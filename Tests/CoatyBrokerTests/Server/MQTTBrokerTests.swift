@@ -93,9 +93,11 @@ struct MQTTBrokerTests {
 
     @Test func pingKeepsAKeepAliveConnectionOpen() async throws {
         try await MQTTBroker.withRunning { broker in
-            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "pinger", keepAlive: 1)
-            for _ in 0..<4 {
-                // Send within the keep-alive, awaiting each PINGRESP: 4 × ~0.6 s > 1.5 s.
+            // A keep-alive of 2 s (3 s allowed): a gap of 0.6 s stays within it even when the test task
+            // waits a second or two for a thread, as it did beside the CPU-heavy pipelining suites.
+            var client = try await RawMQTTClient.connected(port: broker.port, clientID: "pinger", keepAlive: 2)
+            for _ in 0..<6 {
+                // Send within the keep-alive, awaiting each PINGRESP: 6 × ~0.6 s > 3 s.
                 try await Task.sleep(for: .milliseconds(600))
                 try await client.send(.pingreq)
                 #expect(try await client.receivePacket() == .pingresp)

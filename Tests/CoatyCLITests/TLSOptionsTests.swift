@@ -42,6 +42,17 @@ struct TLSOptionsTests {
         )
     }
 
+    /// TLS options apply to the TLS brokers among several to fail over between, `wss://` included.
+    @Test func tlsOptionsWithASecureBrokerAmongSeveral() throws {
+        var expected = DiscoverOptions()
+        expected.connection.brokers = ["mqtt://a", "wss://b/mqtt"]
+        expected.connection.tls.isInsecure = true
+        #expect(
+            try Command(parsing: ["discover", "-b", "mqtt://a", "-b", "wss://b/mqtt", "--insecure"])
+                == .discover(expected)
+        )
+    }
+
     @Test(arguments: [
         (["broker", "--tls-port", "0"], "'--tls-port' needs '--cert' and '--key'"),
         (

@@ -213,9 +213,9 @@ struct ConnectionOptions: Equatable {
     /// Checks what single options cannot: MQTT 3.1.1 sends a password only with a user name; a
     /// client certificate comes with its key; TLS options need an `mqtts://` or `wss://` broker.
     func validate(subcommand: String) throws(UsageError) {
-        // TLS options need an mqtts:// broker among those to fail over between.
+        // TLS options need an mqtts:// or wss:// broker among those to fail over between.
         try self.tls.validate(
-            broker: self.brokers.first { $0.hasPrefix("mqtts://") } ?? self.broker,
+            broker: self.brokers.first { $0.hasPrefix("mqtts://") || $0.hasPrefix("wss://") } ?? self.broker,
             subcommand: subcommand
         )
         if self.password != nil, self.username == nil {

@@ -70,32 +70,15 @@ extension MQTTBroker {
     }
 
     /// Performs the TLS handshake (and for `wss://` the WebSocket opening handshake) within the
-    /// connect timeout, then serves the MQTT session over the connection.
-    ///
-    /// A client that is not speaking TLS, offers no common version, or lacks a required certificate
-    /// is logged at `.notice` and its connection closed; nothing else is affected.
+    /// connect timeout, then serves the MQTT session over the connection. A client that is not
+    /// speaking TLS, offers no common version, or lacks a required certificate is logged at `.notice`
+    /// and its connection closed; nothing else is affected.
     func serveTLS(_ tcp: TCPConnection, id: ConnectionID, context: TLSContext, overWebSocket: Bool) async {
-        // The sweeper closes the socket of a client that does not complete the handshake in time;
-        // the CONNECT timeout then starts afresh in `ClientConnection`.
-        let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout)
-        self.watches.withLock { $0[id] = watch }
-        let socket: any ByteStreamConnection
-        do {
+        let failure = overWebSocket ? "TLS or WebSocket handshake failed" : "TLS handshake failed"
+        await self.serve(tcp, id: id, failure: failure) {
             let tls = try await TLSConnection.accept(tcp, context: context)
-            socket =
-                overWebSocket
-                ? try await WebSocketConnection.accept(tls, configuration: self.webSocketConfiguration) : tls
-        } catch {
-            _ = self.watches.withLock { $0.removeValue(forKey: id) }
-            tcp.close()
-            let reason = watch.hasFired ? "timed out" : "\(error)"
-            self.logger.notice(
-                overWebSocket ? "TLS or WebSocket handshake failed" : "TLS handshake failed",
-                metadata: ["remote": "\(tcp.remoteDescription)", "reason": "\(reason)"]
-            )
-            return
+            guard overWebSocket else { return tls }
+            return try await WebSocketConnection.accept(tls, configuration: self.webSocketConfiguration)
         }
-        _ = self.watches.withLock { $0.removeValue(forKey: id) }
-        await ClientConnection(broker: self, socket: socket, id: id).serve()
     }
 }

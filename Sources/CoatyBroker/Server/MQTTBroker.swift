@@ -308,25 +308,9 @@ public final class MQTTBroker: Sendable {
     /// Performs the WebSocket opening handshake within the connect timeout, then serves the MQTT
     /// session over the WebSocket connection.
     private func serveWebSocket(_ tcp: TCPConnection, id: ConnectionID) async {
-        // The sweeper closes the socket of a client that does not complete the handshake in time;
-        // the CONNECT timeout then starts afresh in `ClientConnection`.
-        let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout)
-        self.watches.withLock { $0[id] = watch }
-        let socket: WebSocketConnection
-        do {
-            socket = try await WebSocketConnection.accept(tcp, configuration: self.webSocketConfiguration)
-        } catch {
-            _ = self.watches.withLock { $0.removeValue(forKey: id) }
-            tcp.close()
-            let reason = watch.hasFired ? "timed out" : "\(error)"
-            self.logger.notice(
-                "WebSocket handshake failed",
-                metadata: ["remote": "\(tcp.remoteDescription)", "reason": "\(reason)"]
-            )
-            return
+        await self.serve(tcp, id: id, failure: "WebSocket handshake failed") {
+            try await WebSocketConnection.accept(tcp, configuration: self.webSocketConfiguration)
         }
-        _ = self.watches.withLock { $0.removeValue(forKey: id) }
-        await ClientConnection(broker: self, socket: socket, id: id).serve()
     }
 
     /// Enforces connect timeouts and keep-alives: every 250 ms, closes connections past their deadline.

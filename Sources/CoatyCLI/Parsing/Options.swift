@@ -49,13 +49,7 @@ struct BrokerOptions: Equatable {
                 self.port = try parsePort(try scanner.value(for: "port", inline: inline), subcommand: "broker")
             case .option("ws-port", let inline):
                 let text = try scanner.value(for: "ws-port", inline: inline)
-                guard let port = Int(text), (0...65_535).contains(port) else {
-                    throw UsageError(
-                        "'--ws-port' must be a number from 0 to 65535, not '\(text)'",
-                        subcommand: "broker"
-                    )
-                }
-                self.webSocketPort = port
+                self.webSocketPort = try parsePort(text, option: "ws-port", subcommand: "broker")
             case .option("max-packet-size", let inline):
                 let text = try scanner.value(for: "max-packet-size", inline: inline)
                 guard let size = Int(text), size >= 16, size <= 268_435_455 else {
@@ -384,9 +378,10 @@ func parseCount(_ text: String, subcommand: String) throws(UsageError) -> Int {
     return count
 }
 
-func parsePort(_ text: String, subcommand: String) throws(UsageError) -> Int {
+/// A port number given to `--option`: 0 (any free port) to 65535.
+func parsePort(_ text: String, option: String = "port", subcommand: String) throws(UsageError) -> Int {
     guard let port = Int(text), (0...65_535).contains(port) else {
-        throw UsageError("'--port' must be a number from 0 to 65535, not '\(text)'", subcommand: subcommand)
+        throw UsageError("'--\(option)' must be a number from 0 to 65535, not '\(text)'", subcommand: subcommand)
     }
     return port
 }

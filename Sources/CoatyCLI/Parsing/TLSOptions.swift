@@ -65,10 +65,7 @@ struct BrokerTLSOptions: Equatable {
     mutating func parse(_ name: String, inline: String?, scanner: inout ArgumentScanner) throws(UsageError) -> Bool {
         switch name {
         case "tls-port", "wss-port":
-            let text = try scanner.value(for: name, inline: inline)
-            guard let port = Int(text), (0...65_535).contains(port) else {
-                throw UsageError("'--\(name)' must be a number from 0 to 65535, not '\(text)'", subcommand: "broker")
-            }
+            let port = try parsePort(try scanner.value(for: name, inline: inline), option: name, subcommand: "broker")
             if name == "tls-port" { self.port = port } else { self.webSocketPort = port }
         case "cert": self.certificateFile = try scanner.value(for: name, inline: inline)
         case "key": self.keyFile = try scanner.value(for: name, inline: inline)

@@ -44,12 +44,14 @@ struct AgentCommandTests {
                 let sums = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
                     lines.append($0)
                 }
-                #expect(sums == 1)
+                #expect(sums == CallCommand.Returns(count: 1, errors: 0))
+                #expect(CallCommand.failure(sums, options: options) == nil)
                 options.parameters = #"{"x": 1}"#
                 let errors = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
                     lines.append($0)
                 }
-                #expect(errors == 1)
+                #expect(errors == CallCommand.Returns(count: 1, errors: 1))
+                #expect(CallCommand.failure(errors, options: options) != nil)
                 let printed = lines.lines
                 #expect(printed.contains { $0.hasSuffix(": result 85") })
                 #expect(printed.contains { $0.hasSuffix(": error -32602 Invalid params") })

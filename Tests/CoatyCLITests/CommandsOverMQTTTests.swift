@@ -45,8 +45,10 @@ struct CommandsOverMQTTTests {
     @Test func monitorFailsClearlyWhenNoBrokerListens() async throws {
         var options = MonitorOptions()
         options.connection.broker = "mqtt://127.0.0.1:1"
-        await #expect(throws: TransportError.self) {
+        await #expect {
             try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) { _ in }
+        } throws: { error in
+            "\(error)".hasPrefix("cannot reach the broker at mqtt://127.0.0.1:1: ")
         }
     }
 
@@ -59,7 +61,8 @@ struct CommandsOverMQTTTests {
             }
         } throws: { error in
             let text = "\(error)"
-            return text.hasPrefix("cannot reach the broker: ") && text.contains("Connection refused")
+            return text.hasPrefix("cannot reach the broker at mqtt://127.0.0.1:1: ")
+                && text.contains("Connection refused")
                 && text.ranges(of: "127.0.0.1:1").count == 2  // the URL, and the socket call
         }
     }
@@ -76,8 +79,9 @@ struct CommandsOverMQTTTests {
                 }
             } throws: { error in
                 let text = "\(error)"
-                return text.hasPrefix("cannot reach the broker at mqtt://127.0.0.1:\(broker.port): ")
-                    && text.contains("refused")
+                return text.hasPrefix(
+                    "the broker at mqtt://127.0.0.1:\(broker.port) refused the connection: not authorised"
+                )
             }
         }
     }

@@ -37,6 +37,8 @@ struct MonitorOverMosquittoTests {
         }()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                // A monitor that gives up ends the readiness stream, so the test fails at once.
+                defer { readyContinuation.finish() }
                 try await MonitorCommand.run(
                     options,
                     transport: try TransportFactory.make(options.connection),

@@ -52,6 +52,8 @@ struct MonitorTests {
         let reports = LineSink()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                // A monitor that gives up ends the readiness stream, so the test fails at once.
+                defer { readyContinuation.finish() }
                 try await MonitorCommand.run(
                     MonitorOptions(),
                     transport: InProcessTransport(bus: bus),

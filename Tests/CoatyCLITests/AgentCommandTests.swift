@@ -60,6 +60,23 @@ struct AgentCommandTests {
         }
     }
 
+    /// What makes `coaty call` fail: no Return, or an error among them; fewer than `--count` results
+    /// is still a success (the summary line says how many came).
+    @Test func callFailures() {
+        var options = CallOptions()
+        options.operation = "com.example.op"
+        #expect(
+            CallCommand.failure(.init(count: 0, errors: 0), options: options)?.description
+                == "no agent answered 'com.example.op' within 2 s"
+        )
+        #expect(
+            CallCommand.failure(.init(count: 2, errors: 1), options: options)?.description
+                == "1 of 2 return(s) for 'com.example.op' carried an error"
+        )
+        options.count = 3
+        #expect(CallCommand.failure(.init(count: 2, errors: 0), options: options) == nil)
+    }
+
     @Test func callRejectsInvalidParameterJSON() async throws {
         var options = CallOptions()
         options.operation = "op"

@@ -54,7 +54,9 @@ enum CallCommand {
     /// a Return with an error.
     static func failure(_ returns: Returns, options: CallOptions) -> CLIError? {
         if returns.count == 0 {
-            return CLIError("no agent answered '\(options.operation)' within \(options.timeoutSeconds) s")
+            let seconds = options.timeoutSeconds
+            let timeout = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+            return CLIError("no agent answered '\(options.operation)' within \(timeout) s")
         }
         if returns.errors > 0 {
             return CLIError(

@@ -42,6 +42,24 @@ struct CommandsOverMQTTTests {
         }
     }
 
+    /// `coaty monitor --sys` shows the embedded broker's `$SYS` statistics, as mosquitto_sub does.
+    @Test func monitorShowsTheBrokersStatistics() async throws {
+        var configuration = MQTTBroker.Configuration()
+        configuration.systemTopicInterval = .milliseconds(100)
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            var options = MonitorOptions()
+            options.connection.broker = "mqtt://127.0.0.1:\(broker.port)"
+            options.showSystemTopics = true
+            options.count = 2
+            let lines = LineSink()
+            try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) {
+                lines.append($0)
+            }
+            #expect(lines.lines.count == 2)
+            #expect(lines.lines.allSatisfy { $0.contains("  $SYS/broker/") && $0.contains(" = ") }, "\(lines.lines)")
+        }
+    }
+
     @Test func monitorFailsClearlyWhenNoBrokerListens() async throws {
         var options = MonitorOptions()
         options.connection.broker = "mqtt://127.0.0.1:1"

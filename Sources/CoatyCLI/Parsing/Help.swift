@@ -84,15 +84,18 @@ enum Help {
 
     static let monitor = """
         OVERVIEW: Connect to a broker and print every Coaty event in a namespace as a readable line:
-        time, event, source agent, object type and name, correlation id.
+        time, event, source agent, object type and name, correlation id. Coloured on a terminal (not when
+        piped, or with NO_COLOR set); reconnects when the broker goes away, until interrupted (Ctrl-C).
 
-        USAGE: coaty monitor [--broker <url>] [--namespace <ns>] [--all-namespaces] [--count <n>] [--payload]
+        USAGE: coaty monitor [--broker <url>] [--namespace <ns>] [--all-namespaces] [--count <n>] [--payload] [--json] [--sys]
 
         OPTIONS:
         \(connectionOptions)
           -a, --all-namespaces    Watch every namespace.
-          -c, --count <n>         Exit after n events.
+          -c, --count <n>         Exit after n lines (events, and with --sys statistics).
           --payload               Also print each payload.
+          --json                  Print one JSON object per line instead, for scripts.
+          --sys                   Also show the broker's $SYS/# statistics, as topic = value.
           -h, --help              Show help.
         """
 
@@ -108,9 +111,10 @@ enum Help {
         """
 
     static let call = """
-        OVERVIEW: Call a remote operation and print every Return that arrives within the timeout.
+        OVERVIEW: Call a remote operation and print its Returns: exits as soon as --count of them arrived,
+        else at the timeout; with status 1 if none arrived or one carries an error.
 
-        USAGE: coaty call <operation> [--params <json>] [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
+        USAGE: coaty call <operation> [--params <json>] [--count <n>] [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
 
         ARGUMENTS:
           <operation>             The operation name, e.g. com.example.lights.switchLight.
@@ -118,7 +122,8 @@ enum Help {
         OPTIONS:
           --params <json>         Parameters: a JSON object (by name) or array (by position).
         \(connectionOptions)
-          -t, --timeout <seconds> How long to collect returns. (default: 2)
+          -c, --count <n>         How many Returns to wait for. (default: 1)
+          -t, --timeout <seconds> How long to wait for them. (default: 2)
           -h, --help              Show help.
         """
 

@@ -227,6 +227,10 @@ struct MonitorOptions: Equatable {
     var allNamespaces = false
     var count: Int?
     var showPayload = false
+    /// `--json`: one JSON object per line instead of readable text.
+    var json = false
+    /// `--sys`: also show the broker's `$SYS/#` statistics topics.
+    var showSystemTopics = false
 
     init() {}
 
@@ -240,6 +244,8 @@ struct MonitorOptions: Equatable {
                 switch name {
                 case "all-namespaces", "a": self.allNamespaces = try scanner.flag(name, inline: inline)
                 case "payload": self.showPayload = try scanner.flag(name, inline: inline)
+                case "json": self.json = try scanner.flag(name, inline: inline)
+                case "sys": self.showSystemTopics = try scanner.flag(name, inline: inline)
                 case "count", "c":
                     self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "monitor")
                 default:
@@ -289,6 +295,8 @@ struct CallOptions: Equatable {
     /// The parameters as JSON text: an object (by name) or an array (by position).
     var parameters: String?
     var timeoutSeconds = 2.0
+    /// How many Returns to wait for (`--count`): the command returns as soon as they arrived.
+    var count = 1
 
     init() {}
 
@@ -306,6 +314,8 @@ struct CallOptions: Equatable {
                         try scanner.value(for: "timeout", inline: inline),
                         subcommand: "call"
                     )
+                case "count", "c":
+                    self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "call")
                 case "params":
                     let text = try scanner.value(for: "params", inline: inline)
                     guard let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else {

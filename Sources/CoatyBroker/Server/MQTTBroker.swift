@@ -42,6 +42,8 @@ public final class MQTTBroker: Sendable {
     /// The TLS listeners and the certificates they present.
     let tlsListeners: TLSListeners?
     let core: Mutex<Core>
+    /// The persistence log, when ``Configuration/persistence`` is set.
+    let persistence: BrokerPersistence?
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: CoatyLogger
@@ -66,6 +68,8 @@ public final class MQTTBroker: Sendable {
     /// The shared state: sessions plus the write queue of every attached connection.
     struct Core: ~Copyable {
         var sessions: BrokerSessions
+        /// Woken when the journal of `sessions` grows large (see ``BrokerPersistence``).
+        let persistence: BrokerPersistence?
         var outboxes: [ConnectionID: Outbox] = [:]
         var droppedQoS0 = 0
         /// Connections whose socket queue was at least half full when a publish was queued, since the
@@ -77,7 +81,9 @@ public final class MQTTBroker: Sendable {
         listener: TCPListener,
         webSocketListener: TCPListener?,
         tlsListeners: TLSListeners?,
-        configuration: Configuration
+        configuration: Configuration,
+        sessions: BrokerSessions,
+        persistence: BrokerPersistence?
     ) {
         self.listener = listener
         self.port = listener.port
@@ -88,16 +94,8 @@ public final class MQTTBroker: Sendable {
         self.secureWebSocketPort = tlsListeners?.webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
-        let limits = BrokerSessions.Limits(
-            maximumInFlight: configuration.maximumInFlightMessagesPerClient,
-            maximumQueued: configuration.maximumQueuedMessagesPerClient,
-            maximumQueuedBytes: configuration.maximumQueuedBytesPerClient,
-            maximumRetained: configuration.maximumRetainedMessages,
-            maximumRetainedBytes: configuration.maximumRetainedBytes,
-            maximumSubscriptions: configuration.maximumSubscriptionsPerClient,
-            maximumOfflineSessions: configuration.maximumOfflineSessions
-        )
-        self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
+        self.persistence = persistence
+        self.core = Mutex(Core(sessions: sessions, persistence: persistence))
         if let skipped = configuration.passwordFile?.skippedLines, !skipped.isEmpty {
             self.logger.warning(
                 "password file: malformed lines skipped, their users cannot log in",
@@ -182,11 +180,22 @@ public final class MQTTBroker: Sendable {
                 throw error
             }
         }
+        let initial: (sessions: BrokerSessions, persistence: BrokerPersistence?)
+        do {
+            initial = try Self.initialSessions(configuration)
+        } catch {
+            listener.close()
+            webSocketListener?.close()
+            tlsListeners?.close()
+            throw error
+        }
         return MQTTBroker(
             listener: listener,
             webSocketListener: webSocketListener,
             tlsListeners: tlsListeners,
-            configuration: configuration
+            configuration: configuration,
+            sessions: initial.sessions,
+            persistence: initial.persistence
         )
     }
 
@@ -218,10 +227,14 @@ public final class MQTTBroker: Sendable {
                 return Array(observers.continuations.values)
             }
             for continuation in continuations { continuation.finish() }
+            self.finishPersistence()
             self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            if let persistence = self.persistence {
+                group.addTask { try await self.writeJournal(to: persistence) }
+            }
             if let interval = self.configuration.systemTopicInterval {
                 group.addTask { try await self.publishSystemTopics(every: interval) }
             }
@@ -464,6 +477,7 @@ extension MQTTBroker.Core {
                 self.outboxes[connection]?.abort()
             }
         }
+        self.wakePersistenceWriterIfNeeded()
     }
 
     /// The close reason of a client whose unread bytes would exceed the bound; the connection's

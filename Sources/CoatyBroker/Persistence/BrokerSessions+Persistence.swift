@@ -17,6 +17,10 @@ extension BrokerSessions {
         for record in records { self.journal?.append(record) }
     }
 
+    /// Whether a retained message on `topic` is persisted: all but the broker's own `$SYS` statistics,
+    /// which describe the running process and are published again after a restart (as in mosquitto).
+    static func persistsRetained(topic: [UInt8]) -> Bool { !topic.starts(with: "$SYS".utf8) }
+
     /// Appends the record `kind` makes for `packetID` if the session is persistent.
     static func record(
         _ kind: (_ clientID: [UInt8], _ packetID: UInt16) -> PersistenceRecord,
@@ -91,7 +95,7 @@ extension BrokerSessions {
             }
             for message in session.pending.elements { records.append(.queued(clientID: key, message: message)) }
         }
-        for message in self.retained.allMessages {
+        for message in self.retained.allMessages where Self.persistsRetained(topic: message.topic) {
             records.append(.retainedSet(message: message))
         }
         return records

@@ -211,7 +211,7 @@ struct BrokerSessions: Sendable {
     mutating func publish(_ message: BrokerMessage, into outputs: inout [Output]) {
         if message.retain {
             self.retained.apply(message)
-            if self.journal != nil {
+            if self.journal != nil, Self.persistsRetained(topic: message.topic) {
                 let stored = self.retained.message(topic: message.topic)
                 self.journal?.append(stored.map { .retainedSet(message: $0) } ?? .retainedCleared(topic: message.topic))
             }

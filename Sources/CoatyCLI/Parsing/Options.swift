@@ -24,7 +24,7 @@ struct BrokerOptions: Equatable {
     var tls = BrokerTLSOptions()
     /// The data directory for persistence (`--data-dir`), or `nil` to keep state in memory only.
     var dataDirectory: String?
-    /// How often persistence syncs, in seconds (`--sync-interval`).
+    /// How often persistence syncs, in seconds (`--sync-interval`, which needs `--data-dir`).
     var syncIntervalSeconds = 1.0
     var verbose = false
 
@@ -46,6 +46,7 @@ struct BrokerOptions: Equatable {
         self.username = value("username")
         self.password = value("password")
         var scanner = ArgumentScanner(arguments, subcommand: "broker")
+        var syncIntervalGiven = false
         while let token = scanner.next() {
             switch token {
             case .option("host", let inline): self.host = try scanner.value(for: "host", inline: inline)
@@ -84,6 +85,7 @@ struct BrokerOptions: Equatable {
             case .option("sync-interval", let inline):
                 let text = try scanner.value(for: "sync-interval", inline: inline)
                 self.syncIntervalSeconds = try parseSeconds(text, option: "sync-interval", subcommand: "broker")
+                syncIntervalGiven = true
             case .option("verbose", let inline), .option("v", let inline):
                 self.verbose = try scanner.flag("verbose", inline: inline)
             case .option(let name, let inline):
@@ -94,6 +96,9 @@ struct BrokerOptions: Equatable {
             }
         }
         _ = try self.tls.listener()
+        if self.dataDirectory == nil, syncIntervalGiven {
+            throw UsageError("'--sync-interval' needs '--data-dir'", subcommand: "broker")
+        }
         if (self.username == nil) != (self.password == nil) {
             throw UsageError(
                 "'--username' and '--password' go together (COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD too)",

@@ -154,7 +154,8 @@ final class BrokerPersistence: Sendable {
     }
 
     /// Appends and syncs the journal, or compacts the log if it is due (or a write failed before).
-    private func writeJournal(
+    /// ``run(take:capture:)`` calls it every interval; tests call it directly.
+    func writeJournal(
         take: () -> [PersistenceRecord],
         capture: () -> (records: [PersistenceRecord], state: BrokerSessions)
     ) {

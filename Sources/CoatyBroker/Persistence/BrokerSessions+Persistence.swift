@@ -11,9 +11,13 @@ extension BrokerSessions {
         self.journal?.take() ?? []
     }
 
-    /// Appends records collected while a session was changed in place (where `self` cannot be touched).
-    mutating func record(_ records: [PersistenceRecord]) {
-        guard !records.isEmpty, self.journal != nil else { return }
+    /// An empty buffer for the records of a change made in place (where `self` cannot be touched), or
+    /// `nil` when nothing is recorded, so that no record is made then.
+    var recordBuffer: [PersistenceRecord]? { self.journal == nil ? nil : [] }
+
+    /// Appends the records collected in a ``recordBuffer``.
+    mutating func record(_ records: [PersistenceRecord]?) {
+        guard let records, !records.isEmpty else { return }
         for record in records { self.journal?.append(record) }
     }
 
@@ -26,18 +30,18 @@ extension BrokerSessions {
         _ kind: (_ clientID: [UInt8], _ packetID: UInt16) -> PersistenceRecord,
         _ packetID: UInt16,
         of session: Session,
-        into records: inout [PersistenceRecord]
+        into records: inout [PersistenceRecord]?
     ) {
-        if session.isPersistent { records.append(kind(Array(session.clientID.utf8), packetID)) }
+        if records != nil, session.isPersistent { records?.append(kind(Array(session.clientID.utf8), packetID)) }
     }
 
     /// Appends a `sent` record for each message that went in flight since the window held
     /// `previousCount` messages, if the session is persistent.
-    static func recordSent(_ session: Session, since previousCount: Int, into records: inout [PersistenceRecord]) {
-        guard session.isPersistent, session.inFlight.count > previousCount else { return }
+    static func recordSent(_ session: Session, since previousCount: Int, into records: inout [PersistenceRecord]?) {
+        guard records != nil, session.isPersistent, session.inFlight.count > previousCount else { return }
         let key = Array(session.clientID.utf8)
         for entry in session.inFlight[previousCount...] {
-            records.append(.sent(clientID: key, packetID: entry.packetID))
+            records?.append(.sent(clientID: key, packetID: entry.packetID))
         }
     }
 

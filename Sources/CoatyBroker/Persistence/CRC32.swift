@@ -6,13 +6,18 @@
 /// telling a damaged record from a valid one; it is not a defence against deliberate tampering.
 enum CRC32 {
     /// The checksum of `bytes`.
-    static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc = Self.table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
+        Self.table.withUnsafeBufferPointer { table in
+            bytes.withUnsafeBufferPointer { bytes in
+                for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
         }
         return crc ^ 0xFFFF_FFFF
     }
+
+    /// The checksum of `bytes`.
+    static func checksum(_ bytes: [UInt8]) -> UInt32 { Self.checksum(bytes[...]) }
 
     /// The checksum of each byte value, computed once: one lookup per byte instead of eight shifts.
     private static let table: [UInt32] = (0..<256).map { value in

@@ -27,9 +27,11 @@ enum PersistenceLogCodec {
         let start = buffer.count
         buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
         record.encodeBody(into: &buffer)
-        let body = buffer[(start + Self.frameOverhead)...]
-        Self.store(UInt32(truncatingIfNeeded: body.count), at: start, in: &buffer)
-        Self.store(CRC32.checksum(body), at: start + 4, in: &buffer)
+        // No slice of `buffer` may outlive the checksum: storing into it would copy the whole buffer.
+        let length = buffer.count - start - Self.frameOverhead
+        let checksum = CRC32.checksum(buffer[(start + Self.frameOverhead)...])
+        Self.store(UInt32(truncatingIfNeeded: length), at: start, in: &buffer)
+        Self.store(checksum, at: start + 4, in: &buffer)
     }
 
     /// A whole log: the header, then `records`.

@@ -115,7 +115,7 @@ struct BrokerSessions: Sendable {
         }
         self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
         let maximumInFlight = self.limits.maximumInFlight
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         let id = self.withSession(atKey: key) { session in
             session.connection = connection
             session.access = access
@@ -236,7 +236,7 @@ struct BrokerSessions: Sendable {
     private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
     {
         let maximumInFlight = self.limits.maximumInFlight
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Int) in
             guard message.qos != .atMostOnce else {
                 // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
@@ -245,7 +245,7 @@ struct BrokerSessions: Sendable {
                 }
                 return (nil, 0)
             }
-            if session.isPersistent { records.append(.queued(clientID: key, message: message)) }
+            if session.isPersistent { records?.append(.queued(clientID: key, message: message)) }
             let inFlight = session.inFlight.count
             defer { Self.recordSent(session, since: inFlight, into: &records) }
             return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
@@ -282,7 +282,7 @@ struct BrokerSessions: Sendable {
     private static func fillWindow(
         _ session: inout Session,
         maximumInFlight: Int,
-        recording records: inout [PersistenceRecord],
+        recording records: inout [PersistenceRecord]?,
         into outputs: inout [Output]
     ) {
         guard let connection = session.connection else { return }
@@ -362,7 +362,7 @@ struct BrokerSessions: Sendable {
     /// message is a protocol violation (as mosquitto treats it).
     mutating func puback(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
         let maximumInFlight = self.limits.maximumInFlight
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         defer { self.record(records) }
         return self.withSession(session) { session in
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
@@ -378,7 +378,7 @@ struct BrokerSessions: Sendable {
     /// Handles PUBREC: answers with PUBREL, also for a duplicate or unknown id (mosquitto's behaviour).
     /// A PUBREC for a QoS 1 message is a protocol violation.
     mutating func pubrec(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         defer { self.record(records) }
         return self.withSession(session) { session in
             guard let connection = session.connection else { return .ok }
@@ -405,7 +405,7 @@ struct BrokerSessions: Sendable {
     /// or for a QoS 1 message is a protocol violation.
     mutating func pubcomp(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
         let maximumInFlight = self.limits.maximumInFlight
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         defer { self.record(records) }
         return self.withSession(session) { session in
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
@@ -423,7 +423,7 @@ struct BrokerSessions: Sendable {
     /// Records an inbound QoS 2 PUBLISH. Returns `false` for a duplicate of one not yet released, which
     /// must be answered with PUBREC again but not delivered twice [MQTT-4.3.3-2].
     mutating func receiveQoS2(_ session: SessionID, packetID: UInt16) -> Bool {
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         defer { self.record(records) }
         return self.withSession(session) { session in
             guard session.inboundQoS2.insert(packetID).inserted else { return false }
@@ -434,7 +434,7 @@ struct BrokerSessions: Sendable {
 
     /// Handles PUBREL: releases the id so it can be reused. Always answered with PUBCOMP.
     mutating func release(_ session: SessionID, packetID: UInt16) {
-        var records: [PersistenceRecord] = []
+        var records = self.recordBuffer
         defer { self.record(records) }
         self.withSession(session) { session in
             if session.inboundQoS2.remove(packetID) != nil {

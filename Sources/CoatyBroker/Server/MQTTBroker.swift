@@ -8,8 +8,9 @@ import Synchronization
 /// An embedded MQTT 3.1.1 broker for development, tests and small deployments.
 ///
 /// It supports QoS 0, 1 and 2, retained messages, last wills (also on keep-alive expiry), clean and
-/// persistent in-memory sessions with queued messages for offline clients, wildcards and `$` topics as
-/// the standard defines them, session takeover and optional username/password authentication. Every
+/// persistent sessions with queued messages for offline clients (in memory, or kept across restarts
+/// with ``Configuration/persistence``), wildcards and `$` topics as the standard defines them, session
+/// takeover and optional username/password authentication. Every
 /// buffer is bounded (see ``Configuration``); a malformed or hostile client is disconnected without
 /// affecting the others. For production, point agents at mosquitto, EMQX or HiveMQ.
 ///

@@ -55,7 +55,7 @@ enum Help {
     static let broker = """
         OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
 
-        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> [--wss-port <port>] --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--verbose]
+        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> [--wss-port <port>] --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--data-dir <dir> [--sync-interval <seconds>]] [--verbose]
 
         OPTIONS:
           --host <host>               The address to listen on. (default: 127.0.0.1)
@@ -74,6 +74,10 @@ enum Help {
                                       (default: true, false with a password file or --username)
           -u, --username <name>       Also accept this user name (with --password).
           -P, --password <pw>         Its password; visible in the process list (ps): prefer the environment.
+          --data-dir <dir>            Keep persistent sessions, their queued messages and retained messages
+                                      in this directory across restarts. (default: off, memory only)
+          --sync-interval <seconds>   With --data-dir, write and sync changes this often: the most a crash
+                                      (SIGKILL, power loss) can lose; SIGTERM and Ctrl-C lose nothing. (default: 1)
           -v, --verbose               Log connects, subscriptions and every message.
           -h, --help                  Show help.
 

@@ -88,32 +88,45 @@ final class CoatyRoundTripper: RoundTripper {
 /// A bare request/response ping-pong between two connections of our MQTT client through the broker,
 /// with payloads of the Call's and Return's sizes and no Coaty events: the responder answers each ping
 /// from its message handler, the requester publishes the next ping when the pong has arrived.
+///
+/// With `subscribingPerRequest`, each exchange also makes the broker traffic the Coaty protocol makes
+/// for a request: the requester subscribes a response topic of the exchange's own and publishes the
+/// ping in one write, the responder answers on that topic, and the requester releases it afterwards.
 final class RawRoundTripper: RoundTripper {
     private let requester: ScopedConnection
     private let responder: ScopedConnection
     private let pongs: AsyncStream<Void>
-    private let ping: TransportMessage
+    private let prefix: String
+    private let pingPayload: [UInt8]
+    private let subscribingPerRequest: Bool
+    private let exchanges = Atomic<Int>(0)
 
-    init(transport: MQTTTransport, name: String) async throws {
+    init(transport: MQTTTransport, name: String, subscribingPerRequest: Bool = false) async throws {
         let sizes = try Greeting.payloadSizes()
-        let pingTopic = "bench/\(name)/ping"
-        let pongTopic = "bench/\(name)/pong"
-        self.ping = TransportMessage(topic: pingTopic, payload: [UInt8](repeating: 0x61, count: sizes.call))
-        let pong = TransportMessage(topic: pongTopic, payload: [UInt8](repeating: 0x62, count: sizes.return))
+        let prefix = "bench/\(name)"
+        self.prefix = prefix
+        self.subscribingPerRequest = subscribingPerRequest
+        self.pingPayload = [UInt8](repeating: 0x61, count: sizes.call)
+        let pongPayload = [UInt8](repeating: 0x62, count: sizes.return)
         let (pongs, arrived) = AsyncStream.makeStream(of: Void.self)
         self.pongs = pongs
         let answering = Mutex<(any TransportConnection)?>(nil)
-        self.responder = try await ScopedConnection.open(transport, clientID: "\(name)-responder") { _ in
+        // A ping on `<prefix>/ping/<n>` is answered on `<prefix>/pong/<n>`.
+        self.responder = try await ScopedConnection.open(transport, clientID: "\(name)-responder") { ping in
+            let pong = TransportMessage(
+                topic: prefix + "/pong/" + ping.topic.dropFirst(prefix.count + 6),
+                payload: pongPayload
+            )
             guard let connection = answering.withLock({ $0 }), (try? connection.publishWithoutWaiting(pong)) == true
             else { return print("the responder could not answer a ping") }
         }
         let responder = self.responder
         answering.withLock { $0 = responder.connection }
-        try await responder.connection.subscribe(to: [TopicFilter(pingTopic)])
+        try await responder.connection.subscribe(to: [TopicFilter(prefix + "/ping/+")])
         let requester = try await ScopedConnection.open(transport, clientID: "\(name)-requester") { _ in
             arrived.yield()
         }
-        try await requester.connection.subscribe(to: [TopicFilter(pongTopic)])
+        if !subscribingPerRequest { try await requester.connection.subscribe(to: [TopicFilter(prefix + "/pong/0")]) }
         self.requester = requester
     }
 
@@ -121,10 +134,27 @@ final class RawRoundTripper: RoundTripper {
         var latencies: [Double] = []
         latencies.reserveCapacity(count)
         var iterator = self.pongs.makeAsyncIterator()
+        let connection = self.requester.connection
         for _ in 0..<count {
             let start = ContinuousClock.now
-            try await self.requester.connection.publish(self.ping)
-            guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
+            if self.subscribingPerRequest {
+                let exchange = self.exchanges.add(1, ordering: .relaxed).newValue
+                let ping = TransportMessage(topic: "\(self.prefix)/ping/\(exchange)", payload: self.pingPayload)
+                let response = try TopicFilter("\(self.prefix)/pong/\(exchange)")
+                let handedOver = try connection.coalescingWrites {
+                    try connection.subscribeWithoutWaiting(to: [response]) && connection.publishWithoutWaiting(ping)
+                }
+                guard handedOver else { throw BenchmarkError("the requester could not hand the ping over") }
+                guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
+                guard try connection.unsubscribeWithoutWaiting(from: [response]) else {
+                    throw BenchmarkError("the requester could not release its response topic")
+                }
+            } else {
+                try await connection.publish(
+                    TransportMessage(topic: self.prefix + "/ping/0", payload: self.pingPayload)
+                )
+                guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
+            }
             latencies.append(seconds(ContinuousClock.now - start))
         }
         return latencies

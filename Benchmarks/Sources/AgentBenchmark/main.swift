@@ -95,6 +95,19 @@ func roundTrips(tls: Bool) async throws {
                 )
             )
         }
+        if onlyKind ?? "subscribing" == "subscribing" {
+            series.append(
+                Series(
+                    kind: "ping-pong, subscribing",
+                    broker: broker.name,
+                    tripper: try await RawRoundTripper(
+                        transport: transport,
+                        name: "\(broker.name)-\(tls)-subscribing",
+                        subscribingPerRequest: true
+                    )
+                )
+            )
+        }
     }
     for item in series { _ = try await item.tripper.measure(roundTripsPerRound) }
     for _ in 0..<rounds {
@@ -107,15 +120,19 @@ func roundTrips(tls: Bool) async throws {
     let scheme = tls ? "mqtts://" : "mqtt://"
     say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round")
     for item in series {
-        let label = "\(item.kind) via \(item.broker)".padding(toLength: 30, withPad: " ", startingAt: 0)
+        let label = "\(item.kind) via \(item.broker)".padding(toLength: 40, withPad: " ", startingAt: 0)
         say("  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs")
     }
     func find(_ kind: String, _ broker: String) -> Series? { series.first { $0.kind == kind && $0.broker == broker } }
     guard let coatyMosquitto = find("Call → Return", "mosquitto"), let rawMosquitto = find("ping-pong", "mosquitto"),
-        let coatyEmbedded = find("Call → Return", "embedded"), let rawEmbedded = find("ping-pong", "embedded")
+        let coatyEmbedded = find("Call → Return", "embedded"), let rawEmbedded = find("ping-pong", "embedded"),
+        let shapedMosquitto = find("ping-pong, subscribing", "mosquitto")
     else { return }
     say(
         "  Call → Return / ping-pong via mosquitto: median \(format(coatyMosquitto.median / rawMosquitto.median))×, p99 \(format(coatyMosquitto.p99 / rawMosquitto.p99))×   target ≤ 1.15×"
+    )
+    say(
+        "  Call → Return / ping-pong subscribing per request, via mosquitto: median \(format(coatyMosquitto.median / shapedMosquitto.median))×, p99 \(format(coatyMosquitto.p99 / shapedMosquitto.p99))×"
     )
     say(
         "  Call → Return via embedded / via mosquitto: median \(format(coatyEmbedded.median / coatyMosquitto.median))×, p99 \(format(coatyEmbedded.p99 / coatyMosquitto.p99))×   target ≤ 1.0×"

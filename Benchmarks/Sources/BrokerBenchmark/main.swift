@@ -243,7 +243,7 @@ func runPublisher(_ scenario: Scenario, index: Int, port: Int, state: RunState) 
                 try client.nextPackets { type, _, _ in if type == 4 { acknowledged += 1 } }
             }
         }
-        while acknowledged < sent {
+        while scenario.qos > 0, acknowledged < sent {
             try client.nextPackets { type, _, _ in if type == 4 { acknowledged += 1 } }
         }
         try client.send([0xE0, 0x00])

@@ -23,8 +23,8 @@ func idleMemoryPerConnection(_ broker: BrokerProcess, count: Int) throws -> Doub
 /// Prints the memory per idle connection of both brokers.
 func reportIdleMemory(connections: Int) throws {
     var memory: [String: Double] = [:]
-    for makeBroker in [BrokerProcess.embedded, BrokerProcess.mosquitto] {
-        let broker = try makeBroker(nil)
+    for start in [{ try BrokerProcess.embedded() }, { try BrokerProcess.mosquitto() }] {
+        let broker = try start()
         memory[broker.name] = try idleMemoryPerConnection(broker, count: connections)
         broker.stop()
     }

@@ -65,9 +65,6 @@ struct ClientConnection: Sendable {
         var congestedConnections: Set<ConnectionID> = []
         /// Consumers found stuck, with their progress counter then: not waited for until it moves.
         var stuckConsumers: [String: UInt64] = [:]
-        /// Outboxes this reader queued packets to without waking their writers: it flushes them once it
-        /// has handled the packets at hand (see ``Outbox/flush(traffic:logger:)``).
-        var flushes: [Outbox]? = []
         /// Reads since the reader last yielded its thread.
         var readsSinceYield = 0
 
@@ -124,8 +121,8 @@ struct ClientConnection: Sendable {
     /// watch with the sweeper.
     @inline(never)
     private func opened() -> (ReaderState, Outbox, ActivityWatch) {
+        let outbox = Outbox(socket: self.socket, configuration: self.configuration)
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
-        let outbox = Outbox(socket: self.socket, watch: watch, configuration: self.configuration)
         self.broker.watches.withLock { $0[self.id] = watch }
         let state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
         return (state, outbox, watch)
@@ -186,8 +183,6 @@ struct ClientConnection: Sendable {
             case .publish(let message, let packetID, let dup):
                 messages += 1
                 message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
-            case .encoded(let bytes):
-                buffer.append(contentsOf: bytes)
             case .packet(let packet):
                 do {
                     try packet.encode(into: &buffer)
@@ -222,8 +217,8 @@ struct ClientConnection: Sendable {
             // A read that finds data does not suspend; yield now and then so that a client that keeps
             // sending cannot monopolise an executor thread and starve the writers that drain its
             // messages: after a full read (more is waiting) or every 16 reads. Not after every read: a
-            // yield is a trip through the executor's queue, often to another thread, which took a
-            // third of a request/response round trip through the broker.
+            // yield is a trip through the executor's queue, often to another thread, on the path of
+            // every message.
             state.readsSinceYield += 1
             if bytes.count >= Self.readSize || state.readsSinceYield >= 16 {
                 state.readsSinceYield = 0

@@ -453,32 +453,18 @@ extension MQTTBroker.Core {
     /// Hands state-machine outputs to the connections' write queues. Called with the lock held, so
     /// packets reach each queue in the order the state machine decided.
     mutating func dispatch(_ outputs: [BrokerSessions.Output]) {
-        var flushes: [Outbox]? = nil
-        self.dispatch(outputs, deferringTo: &flushes)
-    }
-
-    /// Hands state-machine outputs to the connections' write queues, leaving their writers asleep when
-    /// `flushes` is not `nil`: the outboxes are added to it, and the caller must flush them (see
-    /// ``Outbox/flush(traffic:logger:)``) once it has released the lock.
-    mutating func dispatch(_ outputs: [BrokerSessions.Output], deferringTo flushes: inout [Outbox]?) {
-        let deferred = flushes != nil
         for output in outputs {
             switch output {
             case .publish(let connection, let message, let packetID, let dup):
                 guard let outbox = self.outboxes[connection] else { continue }
-                let result = outbox.enqueue(
-                    .publish(message, packetID: packetID, dup: dup),
-                    droppable: packetID == nil,
-                    deferred: deferred
-                )
+                let result = outbox.enqueue(.publish(message, packetID: packetID, dup: dup), droppable: packetID == nil)
                 if result == .queuedCongested || result == .dropped { self.congestedConnections.insert(connection) }
                 if result == .overflow { outbox.abort(reason: Self.slowConsumer(outbox)) }
-                if deferred, result == .queued || result == .queuedCongested { flushes?.append(outbox) }
             case .pubrel(let connection, let packetID):
                 guard let outbox = self.outboxes[connection] else { continue }
-                let result = outbox.enqueue(.packet(.pubrel(packetID)), droppable: false, deferred: deferred)
-                if result == .overflow { outbox.abort(reason: Self.slowConsumer(outbox)) }
-                if deferred, result == .queued || result == .queuedCongested { flushes?.append(outbox) }
+                if outbox.enqueue(.packet(.pubrel(packetID)), droppable: false) == .overflow {
+                    outbox.abort(reason: Self.slowConsumer(outbox))
+                }
             case .close(let connection):
                 self.outboxes[connection]?.abort()
             }

@@ -1,4 +1,3 @@
-import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
@@ -18,16 +17,11 @@ import Synchronization
 /// - the client's own reader pauses (``waitForRoom()``) while ``needsRoom`` holds, so a client that
 ///   pipelines requests gets its replies at the pace it reads them and never overflows.
 /// QoS 1/2 traffic is additionally bounded upstream by the session's in-flight window.
-///
-/// Either the writer task or, over TCP, a publishing client's reader (``flush(traffic:logger:)``) writes
-/// a batch; one at a time, so the socket never sees two writers.
 final class Outbox: Sendable {
     /// One queued packet.
     enum Item: Sendable {
         case packet(MQTTPacket)
         case publish(BrokerMessage, packetID: UInt16?, dup: Bool)
-        /// Encoded bytes that a ``flush(traffic:logger:)`` could not write without waiting.
-        case encoded([UInt8])
 
         /// The topic and payload bytes of a PUBLISH, 0 for other packets.
         var publishedSize: Int {
@@ -45,8 +39,6 @@ final class Outbox: Sendable {
                 return 4 + suback.returnCodes.count
             case .packet(.pingresp), .packet(.pingreq), .packet(.disconnect):
                 return 2
-            case .encoded(let bytes):
-                return bytes.count
             case .packet:
                 return 4
             }
@@ -72,9 +64,6 @@ final class Outbox: Sendable {
         /// The encoded bytes of the batch the writer took and has not finished writing.
         var writingBytes = 0
         var waiter: CheckedContinuation<[Item]?, Never>?
-        /// Whether a batch is being written, by the writer or a ``flush(traffic:logger:)``, from its
-        /// taking until ``wrote()``: nobody else may take one meanwhile.
-        var isWriting = false
         /// The reader, waiting in ``waitForRoom()``.
         var roomWaiter: CheckedContinuation<Bool, Never>?
         var isFinished = false
@@ -94,7 +83,6 @@ final class Outbox: Sendable {
         /// Takes every queued item, as one batch for the writer.
         mutating func takeAll() -> [Item] {
             defer {
-                self.isWriting = true
                 self.items = []
                 self.publishedBytes = 0
                 self.writingBytes += self.queuedBytes
@@ -119,23 +107,10 @@ final class Outbox: Sendable {
     /// The socket this outbox feeds; closed by ``abort(reason:)``. `nil` for a connection without one
     /// (tests, the fuzz harness).
     let socket: (any ByteStreamConnection)?
-    /// The socket as TCP, which ``flush(traffic:logger:)`` writes to without waiting; `nil` for other
-    /// transports, whose batches the writer task writes.
-    private let tcpSocket: TCPConnection?
-    /// The connection's watch, touched when a batch written while its reader waited for room.
-    let watch: ActivityWatch?
     private let state = Mutex(State())
 
-    init(
-        socket: (any ByteStreamConnection)?,
-        watch: ActivityWatch? = nil,
-        capacity: Int,
-        byteCapacity: Int,
-        unreadLimit: Int
-    ) {
+    init(socket: (any ByteStreamConnection)?, capacity: Int, byteCapacity: Int, unreadLimit: Int) {
         self.socket = socket
-        self.tcpSocket = socket as? TCPConnection
-        self.watch = watch
         self.capacity = max(1, capacity)
         self.byteCapacity = max(1, byteCapacity)
         self.unreadLimit = max(1, unreadLimit)
@@ -143,14 +118,9 @@ final class Outbox: Sendable {
     }
 
     /// Creates the outbox of a client connection with the broker's limits.
-    convenience init(
-        socket: (any ByteStreamConnection)?,
-        watch: ActivityWatch? = nil,
-        configuration: MQTTBroker.Configuration
-    ) {
+    convenience init(socket: (any ByteStreamConnection)?, configuration: MQTTBroker.Configuration) {
         self.init(
             socket: socket,
-            watch: watch,
             capacity: configuration.maximumQueuedMessagesPerClient,
             byteCapacity: configuration.maximumQueuedBytesPerClient,
             unreadLimit: configuration.maximumUnreadBytesPerClient
@@ -158,10 +128,7 @@ final class Outbox: Sendable {
     }
 
     /// Queues a packet for the writer without suspending.
-    ///
-    /// - Parameter deferred: Whether to leave an idle writer asleep because the caller calls
-    ///   ``flush(traffic:logger:)`` soon, and so writes the packet itself rather than handing it over.
-    func enqueue(_ item: Item, droppable: Bool, deferred: Bool = false) -> EnqueueResult {
+    func enqueue(_ item: Item, droppable: Bool) -> EnqueueResult {
         let (result, wake): (EnqueueResult, (CheckedContinuation<[Item]?, Never>, [Item])?) = self.state.withLock {
             state in
             if state.isFinished { return (.dropped, nil) }
@@ -179,7 +146,7 @@ final class Outbox: Sendable {
             state.items.append(item)
             state.publishedBytes += size
             state.queuedBytes += encodedSize
-            if !deferred, !state.isWriting, let waiter = state.waiter {
+            if let waiter = state.waiter {
                 state.waiter = nil
                 return (.queued, (waiter, state.takeAll()))
             }
@@ -200,7 +167,7 @@ final class Outbox: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
                 let immediate: [Item]?? = self.state.withLock { state in
-                    if !state.isWriting, !state.items.isEmpty { return .some(state.takeAll()) }
+                    if !state.items.isEmpty { return .some(state.takeAll()) }
                     if state.isFinished { return .some(nil) }
                     state.waiter = continuation
                     return nil
@@ -218,71 +185,15 @@ final class Outbox: Sendable {
     /// - Returns: Whether the reader was waiting for room (the client read while its reader paused).
     @discardableResult
     func wrote() -> Bool {
-        let (wasWaiting, wake) = self.state.withLock { state in self.finishWrite(&state) }
+        let (wasWaiting, wake) = self.state.withLock { state -> (Bool, CheckedContinuation<Bool, Never>?) in
+            state.writingBytes = 0
+            guard let waiter = state.roomWaiter else { return (false, nil) }
+            if self.needsRoom(state) { return (true, nil) }
+            state.roomWaiter = nil
+            return (true, waiter)
+        }
         wake?.resume(returning: true)
         return wasWaiting
-    }
-
-    /// Ends a batch's write: returns whether the reader was waiting for room and, if there is room now,
-    /// the waiter to wake.
-    private func finishWrite(_ state: inout State) -> (Bool, CheckedContinuation<Bool, Never>?) {
-        state.writingBytes = 0
-        state.isWriting = false
-        guard let waiter = state.roomWaiter else { return (false, nil) }
-        if self.needsRoom(state) { return (true, nil) }
-        state.roomWaiter = nil
-        return (true, waiter)
-    }
-
-    /// Writes what is queued from the calling task, if the writer is idle and the socket takes it
-    /// without waiting; hands what it does not take to the writer.
-    ///
-    /// A reader that queued packets with `deferred` calls this once it has handled a read's packets.
-    /// Writing them itself spares the packets a hand-over to the receiving connection's writer task,
-    /// a thread wake-up that took most of a request/response round trip through the broker. Other
-    /// transports than TCP, and a writer already busy, get the batch as before.
-    func flush(traffic: BrokerTraffic, logger: CoatyLogger) {
-        // A few rounds, for packets queued while writing; then the writer takes over.
-        for _ in 0..<4 {
-            let batch: [Item]? = self.state.withLock { state in
-                guard self.tcpSocket != nil, !state.isWriting, !state.items.isEmpty, state.waiter != nil else {
-                    return nil
-                }
-                return state.takeAll()
-            }
-            guard let batch, let socket = self.tcpSocket else { break }
-            var buffer: [UInt8] = []
-            let messages = ClientConnection.encode(batch, into: &buffer, logger: logger)
-            let written = socket.writeWithoutWaiting(buffer)
-            if written < buffer.count {
-                self.handOver(Array(buffer[written...]))
-                traffic.sent(bytes: written, messages: messages)
-                return
-            }
-            traffic.sent(bytes: buffer.count, messages: messages)
-            if self.wrote() { self.watch?.touch() }
-        }
-        self.wakeWriter()
-    }
-
-    /// Gives the bytes a flush could not write to the writer, which writes them before anything else.
-    private func handOver(_ rest: [UInt8]) {
-        let waiter: CheckedContinuation<[Item]?, Never>? = self.state.withLock { state in
-            state.writingBytes = rest.count
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: [.encoded(rest)])
-    }
-
-    /// Hands what is queued to an idle writer.
-    private func wakeWriter() {
-        let wake: (CheckedContinuation<[Item]?, Never>, [Item])? = self.state.withLock { state in
-            guard !state.isWriting, !state.items.isEmpty, let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            return (waiter, state.takeAll())
-        }
-        if let (waiter, items) = wake { waiter.resume(returning: items) }
     }
 
     /// Whether the client's reader should wait for the writer before handling more of its packets.

@@ -28,10 +28,7 @@ struct PacketHandler {
     /// seconds keep its connection, and the up to `maximumPacketSize` bytes buffered for it, forever.
     func handleBuffered(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> ReaderStep? {
         var decodedAny = false
-        defer {
-            if decodedAny, state.session != nil { watch.touch() }
-            self.flush(state)
-        }
+        defer { if decodedAny, state.session != nil { watch.touch() } }
         while true {
             let packet: MQTTPacket
             do {
@@ -60,17 +57,6 @@ struct PacketHandler {
             }
             if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
             if outbox.needsRoom { return .waitForWriter }
-        }
-    }
-
-    /// Writes what this reader queued with its writers left asleep (see
-    /// ``MQTTBroker/Core/dispatch(_:deferringTo:)``), each outbox once.
-    private func flush(_ state: ReaderState) {
-        guard let flushes = state.flushes, !flushes.isEmpty else { return }
-        state.flushes = []
-        var seen: Set<ObjectIdentifier> = []
-        for outbox in flushes where seen.insert(ObjectIdentifier(outbox)).inserted {
-            outbox.flush(traffic: self.broker.traffic, logger: self.logger)
         }
     }
 
@@ -109,11 +95,11 @@ struct PacketHandler {
         case .publish(let publish):
             return self.handlePublish(publish, session: session, state: state, outbox: outbox)
         case .puback(let packetID):
-            return self.acknowledge(state) { $0.puback(session, packetID: packetID, into: &$1) }
+            return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
         case .pubrec(let packetID):
-            return self.acknowledge(state) { $0.pubrec(session, packetID: packetID, into: &$1) }
+            return self.acknowledge { $0.pubrec(session, packetID: packetID, into: &$1) }
         case .pubcomp(let packetID):
-            return self.acknowledge(state) { $0.pubcomp(session, packetID: packetID, into: &$1) }
+            return self.acknowledge { $0.pubcomp(session, packetID: packetID, into: &$1) }
         case .pubrel(let packetID):
             return self.broker.core.withLock { core in
                 core.sessions.release(session, packetID: packetID)
@@ -238,15 +224,12 @@ struct PacketHandler {
     }
 
     private func acknowledge(
-        _ state: ReaderState,
         _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
     ) -> CloseReason? {
-        var flushes = state.flushes
-        defer { state.flushes = flushes }
-        return self.broker.core.withLock { core in
+        self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs, deferringTo: &flushes)
+            core.dispatch(outputs)
             return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
         }
     }
@@ -254,19 +237,9 @@ struct PacketHandler {
     /// Queues a reply; a client whose unread bytes it would take past the bound is a slow consumer.
     /// The reader waits for the writer long before its own replies get there, so only messages for the
     /// client and a client that stopped reading do.
-    ///
-    /// With `flushes`, the writer is left asleep and the outbox added to them (see
-    /// ``MQTTBroker/Core/dispatch(_:deferringTo:)``).
-    private static func reply(_ packet: MQTTPacket, on outbox: Outbox, deferringTo flushes: inout [Outbox]?) -> CloseReason? {
-        let result = outbox.enqueue(.packet(packet), droppable: false, deferred: flushes != nil)
-        if result == .overflow { return .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) }
-        flushes?.append(outbox)
-        return nil
-    }
-
     private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
-        var flushes: [Outbox]? = nil
-        return Self.reply(packet, on: outbox, deferringTo: &flushes)
+        outbox.enqueue(.packet(packet), droppable: false) == .overflow
+            ? .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) : nil
     }
 
     private func handleConnect(
@@ -410,8 +383,6 @@ struct PacketHandler {
                 "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
             ]
         )
-        var flushes = state.flushes
-        defer { state.flushes = flushes }
         let (reason, sessions, connections) = self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             var reply: MQTTPacket?
@@ -428,11 +399,11 @@ struct PacketHandler {
                 }
                 reply = .pubrec(packetID)
             }
-            core.dispatch(outputs, deferringTo: &flushes)
+            core.dispatch(outputs)
             let sessions = core.sessions.takeCongestedSessions()
             let connections = core.congestedConnections
             core.congestedConnections = []
-            return (reply.flatMap { Self.reply($0, on: outbox, deferringTo: &flushes) }, sessions, connections)
+            return (reply.flatMap { Self.reply($0, on: outbox) }, sessions, connections)
         }
         state.congestedSessions.formUnion(sessions)
         state.congestedConnections.formUnion(connections)

@@ -163,7 +163,7 @@ let package = Package(
             name: "CoatyBrokerTests",
             dependencies: [
                 "CoatyCore", "CoatyBroker", "CoatyMQTTPackets", "CoatySockets", "TestSupport", "CoatyMQTT",
-                "CoatyTransport", "CoatyCommunication", "CoatyWebSocket",
+                "CoatyTransport", "CoatyCommunication", "CoatyWebSocket", "CoatyTLS",
             ],
             swiftSettings: swiftSettings
         ),

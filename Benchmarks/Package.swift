@@ -15,6 +15,11 @@ let package = Package(
     targets: [
         .target(
             name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "CoatyCore", package: "CoatySwift"),
+                .product(name: "CoatyTransport", package: "CoatySwift"),
+                .product(name: "CoatyMQTT", package: "CoatySwift"),
+            ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("InternalImportsByDefault"),
@@ -47,6 +52,18 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport",
                 .product(name: "CoatyCore", package: "CoatySwift"),
+                .product(name: "CoatyCommunication", package: "CoatySwift"),
+                .product(name: "CoatyMQTT", package: "CoatySwift"),
+                .product(name: "CoatyBroker", package: "CoatySwift"),
+            ]
+        ),
+        .executableTarget(
+            name: "AgentBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "CoatyCore", package: "CoatySwift"),
+                .product(name: "CoatyModel", package: "CoatySwift"),
+                .product(name: "CoatyTransport", package: "CoatySwift"),
                 .product(name: "CoatyCommunication", package: "CoatySwift"),
                 .product(name: "CoatyMQTT", package: "CoatySwift"),
                 .product(name: "CoatyBroker", package: "CoatySwift"),

@@ -92,6 +92,14 @@ public protocol TransportConnection: Sendable {
     ///   unsubscription for ``unsubscribe(from:)``.
     func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool
 
+    /// Runs `body`, which hands packets to this connection without waiting (the `…WithoutWaiting`
+    /// calls), so that they can leave together instead of one write each.
+    ///
+    /// The manager hands a request's response subscription and the request itself over inside one
+    /// such call: a broker then reads both at once instead of waking for each. `body` must not block.
+    /// The default implementation only runs `body`.
+    func coalescingWrites<Result>(_ body: () throws -> Result) rethrows -> Result
+
     /// Suspends until this connection is closed or lost, or the calling task is cancelled.
     ///
     /// The manager uses it to notice a lost connection while it has nothing to send. It must return
@@ -109,6 +117,11 @@ extension TransportConnection {
 
     /// Returns `false`: every unsubscription goes through ``unsubscribe(from:)``.
     public func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool { false }
+
+    /// Runs `body`.
+    public func coalescingWrites<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try body()
+    }
 
     /// Suspends until the calling task is cancelled.
     public func waitUntilClosed() async {

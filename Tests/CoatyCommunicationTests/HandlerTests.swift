@@ -142,6 +142,31 @@ struct HandlerTests {
         }
     }
 
+    /// A request's response subscription and the request itself are handed to the connection inside
+    /// one `coalescingWrites` call, so that an MQTT connection writes them together.
+    @Test func aRequestsSubscriptionAndPublicationAreHandedOverTogether() async throws {
+        let bus = InProcessBus()
+        let log = EntryLog()
+        let caller = CommunicationManager(
+            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
+                RecordingConnection(base: $0, log: log)
+            },
+            configuration: .init(identity: Identity(name: "caller"))
+        )
+        let callee = CommunicationManager(
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "callee"))
+        )
+        try await withOnline([caller, callee]) {
+            let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
+            defer { registration.cancel() }
+            log.entries.withLock { $0 = [] }
+            _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+            let entries = log.entries.withLock { $0 }
+            #expect(Array(entries.prefix(4)) == ["begin", "subscribe /RTN", "publish /CLL:", "end"], "\(entries)")
+        }
+    }
+
     private static func filters(of clientID: String, on bus: InProcessBus) -> [String] {
         bus.filters(ofClientID: clientID).map(\.rawValue)
     }
@@ -159,4 +184,42 @@ private struct WaitingUnsubscribeConnection: TransportConnection {
     func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
     func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
     func waitUntilClosed() async { await self.base.waitUntilClosed() }
+}
+
+/// A connection that logs what is handed to it without waiting, and where `coalescingWrites` begins
+/// and ends.
+private struct RecordingConnection: TransportConnection {
+    let base: any TransportConnection
+    let log: EntryLog
+
+    private func record(_ entry: String) { self.log.entries.withLock { $0.append(entry) } }
+
+    private static func code(of topic: String) -> String {
+        topic.split(separator: "/").dropFirst(3).first.map { "/" + $0.prefix(4) } ?? topic
+    }
+
+    func publish(_ message: TransportMessage) async throws { try await self.base.publish(message) }
+    func publishWithoutWaiting(_ message: TransportMessage) throws -> Bool {
+        self.record("publish \(Self.code(of: message.topic))")
+        return try self.base.publishWithoutWaiting(message)
+    }
+    func subscribe(to filters: [TopicFilter]) async throws { try await self.base.subscribe(to: filters) }
+    func subscribeWithoutWaiting(to filters: [TopicFilter]) throws -> Bool {
+        self.record("subscribe \(filters.map { Self.code(of: $0.rawValue) }.joined(separator: ","))")
+        return try self.base.subscribeWithoutWaiting(to: filters)
+    }
+    func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
+    func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool {
+        try self.base.unsubscribeWithoutWaiting(from: filters)
+    }
+    func coalescingWrites<Result>(_ body: () throws -> Result) rethrows -> Result {
+        self.record("begin")
+        defer { self.record("end") }
+        return try body()
+    }
+    func waitUntilClosed() async { await self.base.waitUntilClosed() }
+}
+
+private final class EntryLog: Sendable {
+    let entries = Mutex<[String]>([])
 }

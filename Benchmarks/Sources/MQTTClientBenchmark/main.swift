@@ -26,68 +26,10 @@ import CoatyMQTT
 import CoatyTransport
 import Foundation
 import Glibc
-import Synchronization
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-func findExecutable(_ candidates: [String]) throws -> String {
-    guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw BenchmarkError("none of \(candidates) is installed")
-    }
-    return path
-}
 
 func stop(_ process: ChildProcess) {
     process.kill()
     process.waitUntilExit()
-}
-
-/// Waits until `process` has written a whole line to its standard output.
-func waitForFirstLine(of process: ChildProcess, name: String) throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !process.output.contains("\n") {
-        guard process.isRunning else { throw BenchmarkError("\(name) ended early: \(process.errorOutput)") }
-        guard ContinuousClock.now < deadline else { throw BenchmarkError("\(name) printed nothing") }
-        usleep(1_000)
-    }
-}
-
-/// Collects received messages and signals when the expected count has arrived.
-final class Counter: Sendable {
-    private struct State {
-        var count = 0
-        var target = Int.max
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-    private let state = Mutex(State())
-
-    func reset(target: Int) {
-        self.state.withLock { $0 = State(count: 0, target: target, waiter: nil) }
-    }
-
-    func received() {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.count += 1
-            guard state.count == state.target else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func waitForTarget() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = self.state.withLock { state in
-                if state.count >= state.target { return true }
-                state.waiter = continuation
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
 }
 
 func payload(size: Int, index: Int) -> [UInt8] {
@@ -97,78 +39,13 @@ func payload(size: Int, index: Int) -> [UInt8] {
     return bytes
 }
 
-/// One run of the C tools; returns seconds.
-func runCTools(port: Int, topic: String, qos: Int, count: Int, inputFile: String, pub: String, sub: String) throws
-    -> Double
-{
-    // A retained marker makes mosquitto_sub print a first line as soon as it is subscribed.
-    let marker = try ChildProcess.spawn(
-        pub,
-        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-q", "1", "-m", "ready"]
-    )
-    marker.waitUntilExit()
-
-    // Its output goes to a file (see ChildProcess), which is read only for the first line.
-    let subscriber = try ChildProcess.spawn(
-        sub,
-        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-C", "\(count + 1)"],
-        captureOutput: true
-    )
-    defer { stop(subscriber) }
-    try waitForFirstLine(of: subscriber, name: "mosquitto_sub")
-
-    let start = ContinuousClock.now
-    let publisher = try ChildProcess.spawn(
-        pub,
-        ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "\(qos)", "-l"],
-        input: .file(inputFile)
-    )
-    subscriber.waitUntilExit()
-    let elapsed = ContinuousClock.now - start
-    publisher.waitUntilExit()
-    // Clear the retained marker so later runs are not affected by it.
-    try ChildProcess.spawn(pub, ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-r", "-n"]).waitUntilExit()
-    guard subscriber.exitStatus == 0 else { throw BenchmarkError("mosquitto_sub failed") }
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-}
-
 /// One run of our client; returns seconds.
 func runOurs(url: String, topic: String, qos: CoatyCore.QualityOfService, count: Int, size: Int, run: Int) async throws
     -> Double
 {
-    let configuration = MQTTTransport.Configuration(brokerURL: url, subscriptionQoS: qos)
-    let transport = MQTTTransport(configuration: configuration)
-    let counter = Counter()
-    counter.reset(target: count)
+    let transport = MQTTTransport(configuration: .init(brokerURL: url, subscriptionQoS: qos))
     let messages = (0..<26).map { TransportMessage(topic: topic, payload: payload(size: size, index: $0), qos: qos) }
-    return try await transport.withConnection(
-        .init(clientID: "bench-sub-\(run)"),
-        onMessage: { _ in counter.received() }
-    ) { subscriber in
-        try await subscriber.subscribe(to: [TopicFilter(topic)])
-        let start = ContinuousClock.now
-        try await transport.withConnection(.init(clientID: "bench-pub-\(run)"), onMessage: { _ in }) { publisher in
-            if qos == .atMostOnce {
-                for index in 0..<count { try await publisher.publish(messages[index % 26]) }
-            } else {
-                let lanes = 20
-                try await withThrowingDiscardingTaskGroup { group in
-                    for lane in 0..<lanes {
-                        group.addTask {
-                            var index = lane
-                            while index < count {
-                                try await publisher.publish(messages[index % 26])
-                                index += lanes
-                            }
-                        }
-                    }
-                }
-            }
-            await counter.waitForTarget()
-        }
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    return try await clientThroughput(transport, topic: topic, messages: messages, count: count, run: run)
 }
 
 func format(_ value: Double) -> String {
@@ -177,8 +54,7 @@ func format(_ value: Double) -> String {
 }
 
 let mosquittoPath = try findExecutable(["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto"])
-let pubPath = try findExecutable(["/usr/bin/mosquitto_pub", "/usr/local/bin/mosquitto_pub"])
-let subPath = try findExecutable(["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub"])
+let tools = try MosquittoTools()
 let port = try LoopbackPort.unused()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mqtt-bench-\(UUID())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -239,14 +115,12 @@ for (qos, qosNumber) in [(CoatyCore.QualityOfService.atMostOnce, 0), (.atLeastOn
             if !isOursOnly {
                 bestC = min(
                     bestC,
-                    try runCTools(
-                        port: port,
+                    try tools.throughput(
+                        connection: ["-h", "127.0.0.1", "-p", "\(port)"],
                         topic: topic + "/c",
                         qos: qosNumber,
                         count: count,
-                        inputFile: inputFile,
-                        pub: pubPath,
-                        sub: subPath
+                        inputFile: inputFile
                     )
                 )
             }

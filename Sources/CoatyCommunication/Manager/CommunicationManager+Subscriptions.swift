@@ -38,7 +38,9 @@ extension CommunicationManager {
     /// task, with one lock (`ManagerStateMachine.registerRequest(_:receiver:)`): the routes are added,
     /// their subscriptions claimed and handed to the connection without waiting for its confirmation
     /// (it goes out ahead of the request, so it is in place before any response can exist; see
-    /// ``TransportConnection/subscribeWithoutWaiting(to:)``), and the connection to publish on taken.
+    /// ``TransportConnection/subscribeWithoutWaiting(to:)``), and the connection to publish on taken;
+    /// the subscription and the request are handed over inside one
+    /// ``TransportConnection/coalescingWrites(_:)``, so a broker reads them in one go.
     /// Otherwise each step falls back to what ``subscribe(_:forResponses:)`` and
     /// ``enqueue(_:directly:)`` do. Releasing the response filters may wait for a batch (see
     /// `ManagerStateMachine.removeObservers(_:deferringUnsubscribe:)`).
@@ -55,13 +57,23 @@ extension CommunicationManager {
         // The connection taken under the lock serves only if nothing suspended since.
         var publishConnection = registration.publishConnection
         if let connection = registration.subscribeConnection {
-            switch await self.subscribeClaimed(registration.claimed, on: connection, withoutWaiting: true) {
-            case .handedOver:
-                break
-            case .confirmed:
-                publishConnection = nil
-            case .failed:
-                toSubscribe = registration.claimed + toSubscribe
+            // The subscription and the request are handed over together, so they leave in one write.
+            let handedOver = connection.coalescingWrites { () -> Bool in
+                guard (try? connection.subscribeWithoutWaiting(to: registration.claimed)) == true else { return false }
+                if toSubscribe.isEmpty, let publishConnection {
+                    self.enqueue(messages, on: publishConnection, request: ids.first)
+                }
+                return true
+            }
+            if handedOver {
+                if toSubscribe.isEmpty, publishConnection != nil { return stream }
+            } else {
+                switch await self.subscribeClaimed(registration.claimed, on: connection, withoutWaiting: false) {
+                case .handedOver, .confirmed:
+                    publishConnection = nil
+                case .failed:
+                    toSubscribe = registration.claimed + toSubscribe
+                }
             }
         }
         if !toSubscribe.isEmpty {

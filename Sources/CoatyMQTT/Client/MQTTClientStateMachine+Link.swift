@@ -63,6 +63,9 @@ extension MQTTClientStateMachine {
         var outbound: [UInt8] = []
         /// The writer, when it waits for packets.
         var writer: WaiterToken?
+        /// How many tasks are handing over packets that should leave together (see
+        /// ``MQTTClientStateMachine/holdWriter()``); while above 0, queueing wakes no writer.
+        var writerHolds = 0
         /// Publishers (and the reader) waiting for the outbound buffer to drain below the high-water mark.
         var drainWaiters: [WaiterToken] = []
         /// Tasks waiting for the connection to close.
@@ -118,8 +121,9 @@ extension MQTTClientStateMachine {
             try? self.enqueue(packet)
         }
 
-        /// Takes the writer's token, so the shell wakes it.
+        /// Takes the writer's token, so the shell wakes it; none while the writer is held.
         mutating func takeWriter() -> WaiterToken? {
+            guard self.writerHolds == 0 else { return nil }
             defer { self.writer = nil }
             return self.writer
         }

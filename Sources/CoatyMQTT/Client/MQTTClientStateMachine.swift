@@ -294,6 +294,24 @@ struct MQTTClientStateMachine: Sendable {
 
     // MARK: - Writer
 
+    /// A task starts handing over packets without waiting that should leave in one write (a request's
+    /// SUBSCRIBE and its PUBLISH): until the matching ``releaseWriter()``, queueing does not wake the
+    /// writer, so it cannot take the first packet alone. The hold spans synchronous code only.
+    mutating func holdWriter() {
+        self.withLink { link, _ in link.writerHolds += 1 }
+    }
+
+    /// Ends a hold.
+    ///
+    /// - Returns: The writer to wake: the last hold ended, packets are queued and the writer waits.
+    mutating func releaseWriter() -> WaiterToken? {
+        let writer = self.withLink { link, _ -> WaiterToken? in
+            link.writerHolds = max(0, link.writerHolds - 1)
+            return link.outbound.isEmpty ? nil : link.takeWriter()
+        }
+        return writer ?? nil
+    }
+
     /// The writer takes everything queued, swapping it with its (empty) `batch`; the drain waiters are
     /// resumed, as the buffer is empty now.
     mutating func takeOutbound(swapping batch: inout [UInt8]) -> WriterAction {

@@ -136,6 +136,13 @@ package final class MQTTConnection: TransportConnection, Sendable {
         return try self.queue { $0.unsubscribe(from: filters, waiter: nil) }
     }
 
+    /// Holds the writer while `body` queues packets, so that they go out in one write.
+    package func coalescingWrites<Result>(_ body: () throws -> Result) rethrows -> Result {
+        self.machine.withLock { $0.holdWriter() }
+        defer { self.wake(self.machine.withLock { $0.releaseWriter() }) }
+        return try body()
+    }
+
     /// Suspends until the connection is closed or lost, or the calling task is cancelled.
     package func waitUntilClosed() async {
         try? await self.wait { $0.waitUntilClosed($1) }

@@ -24,6 +24,33 @@ struct MQTTClientStateMachineOutboundTests {
         #expect(machine.takeOutbound(swapping: &batch) == .idle)
     }
 
+    /// While the writer is held, a request's SUBSCRIBE and its PUBLISH queue without waking it; the
+    /// release wakes it once, and it takes both in one batch.
+    @Test func aHeldWriterIsWokenOnceForEverythingQueuedDuringTheHold() throws {
+        var machine = Driver.connected()
+        #expect(machine.writerWaits(Driver.token(1)).isWait)
+        machine.holdWriter()
+        #expect(
+            machine.subscribe(to: [try TopicFilter("a/+")], qos: .atMostOnce, waiter: nil).queuedWaking == .some(nil)
+        )
+        #expect(machine.publishAtMostOnce(Driver.publication(.atMostOnce)).queuedWaking == .some(nil))
+        #expect(machine.releaseWriter() == Driver.token(1))
+        let packets = try Driver.written(by: &machine)
+        #expect(packets.count == 2)
+        if case .subscribe = packets.first {} else { Issue.record("wrote \(packets)") }
+        // Nested holds wake only at the last release; a hold with nothing queued wakes nobody.
+        #expect(machine.writerWaits(Driver.token(2)).isWait)
+        machine.holdWriter()
+        machine.holdWriter()
+        #expect(machine.publishAtMostOnce(Driver.publication(.atMostOnce)).queuedWaking == .some(nil))
+        #expect(machine.releaseWriter() == nil)
+        #expect(machine.releaseWriter() == Driver.token(2))
+        _ = try Driver.written(by: &machine)
+        #expect(machine.writerWaits(Driver.token(3)).isWait)
+        machine.holdWriter()
+        #expect(machine.releaseWriter() == nil)
+    }
+
     /// The writer checks again before it waits: a packet queued since it looked means no wait.
     @Test func aWriterThatFindsPacketsQueuedDoesNotWait() {
         var machine = Driver.connected()

@@ -1,0 +1,171 @@
+import BenchmarkSupport
+import CoatyCommunication
+import CoatyCore
+import CoatyMQTT
+import CoatyModel
+import CoatyTransport
+import Synchronization
+
+/// Round trips through a broker: Call → Return between two agents, and the same exchange as a bare
+/// MQTT request/response ping-pong between two connections of our client.
+///
+/// Each kind keeps its two ends connected for the whole benchmark and measures in rounds, so that the
+/// kinds and brokers can be alternated round by round.
+protocol RoundTripper: Sendable {
+    /// `count` round trips, each timed in seconds.
+    func measure(_ count: Int) async throws -> [Double]
+    /// Disconnects both ends.
+    func close() async throws
+}
+
+/// The operation, parameters and answer of every Call in the benchmark.
+enum Greeting {
+    static let operation = "com.example.greet"
+
+    static func call(_ index: Int) throws -> CallEvent {
+        try CallEvent(operation: Self.operation, parameters: ["name": "Ada", "index": .int(index)])
+    }
+
+    /// The encoded sizes of the Call's and the Return's payloads, for the ping-pong's messages.
+    static func payloadSizes() throws -> (call: Int, return: Int) {
+        let encoder = CoatyJSONEncoder()
+        let call: AnyCodable = ["parameters": ["name": "Ada", "index": .int(1_000)]]
+        let answer: AnyCodable = ["result": "Hello, Ada!"]
+        return (try encoder.encode(call).count, try encoder.encode(answer).count)
+    }
+}
+
+/// Call → Return between a caller and a callee agent, each with its own connection; the callee
+/// answers in a handler (`handleCalls`). A round trip is timed from `call(_:)` to `first(timeout:)`
+/// returning: the response subscription, the Call, the Return and the release of the subscription.
+final class CoatyRoundTripper: RoundTripper {
+    private let caller: CommunicationManager
+    private let callee: CommunicationManager
+    private let runs: Mutex<[Task<Void, any Error>]>
+    private let registration: EventHandlerRegistration
+
+    init(transport: MQTTTransport) async throws {
+        self.caller = CommunicationManager(
+            transport: transport,
+            configuration: .init(identity: Identity(name: "caller"))
+        )
+        self.callee = CommunicationManager(
+            transport: transport,
+            configuration: .init(identity: Identity(name: "callee"))
+        )
+        var runs: [Task<Void, any Error>] = []
+        for agent in [self.caller, self.callee] {
+            let states = agent.observeCommunicationState()
+            runs.append(Task { try await agent.run() })
+            for await state in states where state == .online { break }
+        }
+        self.runs = Mutex(runs)
+        self.registration = try await self.callee.handleCalls(Greeting.operation) { call in
+            try call.returnResult(.string("Hello, \(call.parameter(named: "name")?.stringValue ?? "")!"))
+        }
+    }
+
+    func measure(_ count: Int) async throws -> [Double] {
+        var latencies: [Double] = []
+        latencies.reserveCapacity(count)
+        for index in 0..<count {
+            let start = ContinuousClock.now
+            let returns = try await self.caller.call(try Greeting.call(index))
+            _ = try await returns.first(timeout: .seconds(5))
+            latencies.append(seconds(ContinuousClock.now - start))
+        }
+        return latencies
+    }
+
+    func close() async throws {
+        self.registration.cancel()
+        self.caller.finish()
+        self.callee.finish()
+        for run in self.runs.withLock({ $0 }) { try await run.value }
+    }
+}
+
+/// A bare request/response ping-pong between two connections of our MQTT client through the broker,
+/// with payloads of the Call's and Return's sizes and no Coaty events: the responder answers each ping
+/// from its message handler, the requester publishes the next ping when the pong has arrived.
+final class RawRoundTripper: RoundTripper {
+    private let requester: ScopedConnection
+    private let responder: ScopedConnection
+    private let pongs: AsyncStream<Void>
+    private let ping: TransportMessage
+
+    init(transport: MQTTTransport, name: String) async throws {
+        let sizes = try Greeting.payloadSizes()
+        let pingTopic = "bench/\(name)/ping"
+        let pongTopic = "bench/\(name)/pong"
+        self.ping = TransportMessage(topic: pingTopic, payload: [UInt8](repeating: 0x61, count: sizes.call))
+        let pong = TransportMessage(topic: pongTopic, payload: [UInt8](repeating: 0x62, count: sizes.return))
+        let (pongs, arrived) = AsyncStream.makeStream(of: Void.self)
+        self.pongs = pongs
+        let answering = Mutex<(any TransportConnection)?>(nil)
+        self.responder = try await ScopedConnection.open(transport, clientID: "\(name)-responder") { _ in
+            guard let connection = answering.withLock({ $0 }), (try? connection.publishWithoutWaiting(pong)) == true
+            else { return print("the responder could not answer a ping") }
+        }
+        let responder = self.responder
+        answering.withLock { $0 = responder.connection }
+        try await responder.connection.subscribe(to: [TopicFilter(pingTopic)])
+        let requester = try await ScopedConnection.open(transport, clientID: "\(name)-requester") { _ in
+            arrived.yield()
+        }
+        try await requester.connection.subscribe(to: [TopicFilter(pongTopic)])
+        self.requester = requester
+    }
+
+    func measure(_ count: Int) async throws -> [Double] {
+        var latencies: [Double] = []
+        latencies.reserveCapacity(count)
+        var iterator = self.pongs.makeAsyncIterator()
+        for _ in 0..<count {
+            let start = ContinuousClock.now
+            try await self.requester.connection.publish(self.ping)
+            guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
+            latencies.append(seconds(ContinuousClock.now - start))
+        }
+        return latencies
+    }
+
+    func close() async throws {
+        try await self.requester.close()
+        try await self.responder.close()
+    }
+}
+
+/// A transport connection held open outside `withConnection`'s scope, so that measurements can be
+/// interleaved: the scope runs in a task that waits until ``close()``.
+struct ScopedConnection: Sendable {
+    let connection: any TransportConnection
+    private let release: AsyncStream<Void>.Continuation
+    private let scope: Task<Void, any Error>
+
+    static func open(
+        _ transport: MQTTTransport,
+        clientID: String,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void
+    ) async throws -> ScopedConnection {
+        let (opened, announce) = AsyncStream.makeStream(of: (any TransportConnection).self)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let scope = Task {
+            defer { announce.finish() }
+            try await transport.withConnection(.init(clientID: clientID), onMessage: onMessage) { connection in
+                announce.yield(connection)
+                for await _ in released {}
+            }
+        }
+        guard let connection = await opened.first(where: { _ in true }) else {
+            try await scope.value
+            throw BenchmarkError("\(clientID) did not connect")
+        }
+        return ScopedConnection(connection: connection, release: release, scope: scope)
+    }
+
+    func close() async throws {
+        self.release.finish()
+        try await self.scope.value
+    }
+}

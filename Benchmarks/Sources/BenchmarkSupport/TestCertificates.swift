@@ -1,0 +1,1 @@
+../../../Tests/TestSupport/TLS/TestCertificates.swift

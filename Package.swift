@@ -171,7 +171,7 @@ let package = Package(
             name: "CoatyCLITests",
             dependencies: [
                 "CoatyCLI", "CoatyCore", "CoatyModel", "CoatyTransport", "CoatyCommunication", "CoatyMQTT",
-                "CoatyBroker",
+                "CoatyBroker", "CoatySockets",
                 "CoatyTesting", "TestSupport",
             ],
             swiftSettings: swiftSettings

@@ -15,10 +15,10 @@ echo "==> docs (DocC catalogues, warnings as errors)"
 bash Scripts/docs.sh
 # The suites that hold real-time deadlines (keep-alives, graceful-close and slow-consumer windows, the
 # CLI's waits, the IO scene) and the one that measures the test process's memory (a TLS flood) run
-# afterwards, one test at a time (about 40 s): beside the CPU-heavy suites (TLS handshakes,
+# afterwards, one test at a time (about 60 s): beside the CPU-heavy suites (TLS handshakes,
 # 20,000-event bursts, pipelining floods) and each other on two cores, their deadlines measured the
 # machine's load, not the code, and the memory figure other tests' allocations.
-timed='MQTTConnectionFakeBrokerTests|CommandsOverMQTTTests|MQTTBrokerTests|SlowConsumerTests|MQTTPersistentSessionTests|IORoutingSceneTests|TLSFloodTests'
+timed='MQTTConnectionFakeBrokerTests|CommandsOverMQTTTests|JoinFailureTests|CallOverMosquittoTests|MonitorOverMosquittoTests|MQTTBrokerTests|SlowConsumerTests|MQTTPersistentSessionTests|IORoutingSceneTests|TLSFloodTests'
 echo "==> swift test"
 # A cap far above the ~20 s the suite takes: a hang fails the run instead of eating the CI budget.
 timeout 1500 swift test --skip-build --skip "$timed" "$@"

@@ -8,10 +8,14 @@
 @main
 enum CoatyCLI {
     /// The environment variables the options read (``ConnectionOptions/environmentVariables`` and
-    /// ``BrokerOptions/environmentVariables``).
+    /// ``BrokerOptions/environmentVariables``) and those that decide on colour
+    /// (``MonitorStyle/environmentVariables``).
     static var environment: [String: String] {
         var environment: [String: String] = [:]
-        for name in Array(ConnectionOptions.environmentVariables.values) + BrokerOptions.environmentVariables.values {
+        let names =
+            Array(ConnectionOptions.environmentVariables.values) + BrokerOptions.environmentVariables.values
+            + MonitorStyle.environmentVariables
+        for name in names {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
         return environment

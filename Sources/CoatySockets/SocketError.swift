@@ -4,7 +4,7 @@
     import Darwin
 #endif
 
-/// An error from the operating system's socket API, or from using a socket after it was closed.
+/// An error from the operating system's socket or file API, or from using a socket or file after it was closed.
 ///
 /// Carries the `errno` value and the name of the call that failed, like NIO's `IOError`.
 package struct SocketError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -44,18 +44,37 @@ struct AgentCommandTests {
                 let sums = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
                     lines.append($0)
                 }
-                #expect(sums == 1)
+                #expect(sums == CallCommand.Returns(count: 1, errors: 0))
+                #expect(CallCommand.failure(sums, options: options) == nil)
                 options.parameters = #"{"x": 1}"#
                 let errors = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
                     lines.append($0)
                 }
-                #expect(errors == 1)
+                #expect(errors == CallCommand.Returns(count: 1, errors: 1))
+                #expect(CallCommand.failure(errors, options: options) != nil)
                 let printed = lines.lines
                 #expect(printed.contains { $0.hasSuffix(": result 85") })
                 #expect(printed.contains { $0.hasSuffix(": error -32602 Invalid params") })
                 group.cancelAll()
             }
         }
+    }
+
+    /// What makes `coaty call` fail: no Return, or an error among them; fewer than `--count` results
+    /// is still a success (the summary line says how many came).
+    @Test func callFailures() {
+        var options = CallOptions()
+        options.operation = "com.example.op"
+        #expect(
+            CallCommand.failure(.init(count: 0, errors: 0), options: options)?.description
+                == "no agent answered 'com.example.op' within 2 s"
+        )
+        #expect(
+            CallCommand.failure(.init(count: 2, errors: 1), options: options)?.description
+                == "1 of 2 return(s) for 'com.example.op' carried an error"
+        )
+        options.count = 3
+        #expect(CallCommand.failure(.init(count: 2, errors: 0), options: options) == nil)
     }
 
     @Test func callRejectsInvalidParameterJSON() async throws {

@@ -59,6 +59,12 @@ struct CommandParsingTests {
             "monitor", "-b", "mqtt://localhost:1884", "--namespace=golden", "-c", "3", "-a",
         ])
         #expect(parsed == .monitor(expected))
+        expected.json = true
+        expected.showSystemTopics = true
+        let scripted = try Command(parsing: [
+            "monitor", "-b", "mqtt://localhost:1884", "--namespace=golden", "-c", "3", "-a", "--json", "--sys",
+        ])
+        #expect(scripted == .monitor(expected))
     }
 
     @Test func callTakesOperationParametersAndTimeout() throws {
@@ -69,6 +75,15 @@ struct CommandParsingTests {
         #expect(
             try Command(parsing: ["call", "com.example.add", "--params", "[1, 2]", "-t", "0.5s"]) == .call(expected)
         )
+        #expect(expected.count == 1)
+        expected.count = 3
+        #expect(
+            try Command(parsing: ["call", "com.example.add", "--params", "[1, 2]", "-t", "0.5s", "-c", "3"])
+                == .call(expected)
+        )
+        #expect(throws: UsageError("'--count' must be a positive number, not '0'", subcommand: "call")) {
+            try Command(parsing: ["call", "op", "--count", "0"])
+        }
     }
 
     @Test func routerTakesAContextAndACount() throws {

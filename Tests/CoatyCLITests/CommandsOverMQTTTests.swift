@@ -42,11 +42,31 @@ struct CommandsOverMQTTTests {
         }
     }
 
+    /// `coaty monitor --sys` shows the embedded broker's `$SYS` statistics, as mosquitto_sub does.
+    @Test func monitorShowsTheBrokersStatistics() async throws {
+        var configuration = MQTTBroker.Configuration()
+        configuration.systemTopicInterval = .milliseconds(100)
+        try await MQTTBroker.withRunning(configuration: configuration) { broker in
+            var options = MonitorOptions()
+            options.connection.broker = "mqtt://127.0.0.1:\(broker.port)"
+            options.showSystemTopics = true
+            options.count = 2
+            let lines = LineSink()
+            try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) {
+                lines.append($0)
+            }
+            #expect(lines.lines.count == 2)
+            #expect(lines.lines.allSatisfy { $0.contains("  $SYS/broker/") && $0.contains(" = ") }, "\(lines.lines)")
+        }
+    }
+
     @Test func monitorFailsClearlyWhenNoBrokerListens() async throws {
         var options = MonitorOptions()
         options.connection.broker = "mqtt://127.0.0.1:1"
-        await #expect(throws: TransportError.self) {
+        await #expect {
             try await MonitorCommand.run(options, transport: try TransportFactory.make(options.connection)) { _ in }
+        } throws: { error in
+            "\(error)".hasPrefix("cannot reach the broker at mqtt://127.0.0.1:1: ")
         }
     }
 
@@ -59,7 +79,8 @@ struct CommandsOverMQTTTests {
             }
         } throws: { error in
             let text = "\(error)"
-            return text.hasPrefix("cannot reach the broker: ") && text.contains("Connection refused")
+            return text.hasPrefix("cannot reach the broker at mqtt://127.0.0.1:1: ")
+                && text.contains("Connection refused")
                 && text.ranges(of: "127.0.0.1:1").count == 2  // the URL, and the socket call
         }
     }
@@ -76,8 +97,9 @@ struct CommandsOverMQTTTests {
                 }
             } throws: { error in
                 let text = "\(error)"
-                return text.hasPrefix("cannot reach the broker at mqtt://127.0.0.1:\(broker.port): ")
-                    && text.contains("refused")
+                return text.hasPrefix(
+                    "the broker at mqtt://127.0.0.1:\(broker.port) refused the connection: not authorised"
+                )
             }
         }
     }

@@ -2,6 +2,7 @@ import CoatyBroker
 import CoatyCommunication
 import CoatyMQTT
 import CoatyModel
+import CoatySockets
 import Foundation
 import TestSupport
 import Testing
@@ -45,5 +46,29 @@ struct InterruptTests {
                 try await group.waitForAll()
             }
         }
+    }
+
+    /// Interrupted while it waits for a broker that accepted the connection but does not answer (the
+    /// join still under way): it exits with status 0 at once, without waiting for the connect timeout.
+    @Test(arguments: [
+        ["discover", "--timeout", "60"], ["call", "com.example.nobody"], ["router", "Kitchen"], ["monitor"],
+    ])
+    func anInterruptDuringTheJoinExitsWithZero(subcommand: [String]) async throws {
+        let executable = try #require(Self.executable, "coaty is not built")
+        let listener = try TCPListener.bind(port: 0)
+        defer { listener.close() }
+        let child = try ChildProcess.spawn(
+            executable,
+            subcommand + ["--broker", "mqtt://127.0.0.1:\(listener.port)"],
+            captureOutput: true
+        )
+        defer { child.kill() }
+        let connection = try await listener.accept()
+        defer { connection.close() }
+        _ = try await connection.read()  // the CONNECT, never answered
+        child.kill(SIGINT)
+        let status = await child.waitForExit()
+        #expect(status == 0, "\(child.errorOutput)")
+        #expect(child.errorOutput.isEmpty)
     }
 }

@@ -2,6 +2,7 @@ import CoatyCommunication
 import CoatyModel
 import CoatyTesting
 import CoatyTransport
+import Foundation
 import Synchronization
 import Testing
 
@@ -44,25 +45,32 @@ struct MonitorTests {
         #expect(printed[2].contains("ADV::com.example.Thing"))
     }
 
-    /// A monitor whose broker goes away fails with a clear error instead of waiting silently forever.
-    @Test func failsWhenTheBrokerGoesAway() async throws {
+    /// A monitor whose connection drops reconnects and subscribes again, instead of giving up.
+    @Test func reconnectsWhenTheConnectionDrops() async throws {
         let bus = InProcessBus()
         let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
+        let reports = LineSink()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await #expect(throws: (any Error).self) {
-                    try await MonitorCommand.run(
-                        MonitorOptions(),
-                        transport: InProcessTransport(bus: bus),
-                        ready: { readyContinuation.yield() }
-                    ) { _ in }
-                }
+                // A monitor that gives up ends the readiness stream, so the test fails at once.
+                defer { readyContinuation.finish() }
+                try await MonitorCommand.run(
+                    MonitorOptions(),
+                    transport: InProcessTransport(bus: bus),
+                    reconnectDelay: .milliseconds(10),
+                    ready: { readyContinuation.yield() },
+                    report: { reports.append($0) }
+                ) { _ in }
             }
-            for await _ in ready { break }
+            var readiness = ready.makeAsyncIterator()
+            await readiness.next()
             let monitor = try #require(bus.clientIDs.first { $0.hasPrefix("CoatyMonitor") })
             #expect(bus.dropConnection(clientID: monitor))
-            try await group.waitForAll()
+            await readiness.next()
+            group.cancelAll()
         }
+        #expect(reports.lines.first?.hasPrefix("coaty monitor: lost the connection to the broker") == true)
+        #expect(reports.lines.last == "coaty monitor: reconnected to the broker\n")
     }
 
     @Test(arguments: [
@@ -77,6 +85,74 @@ struct MonitorTests {
     func summaries(code: EventCode, json: String, expected: String) throws {
         let payload = Array(json.utf8)
         #expect(MonitorFormatter.summary(code: code, json: try AnyCodable(json: payload), payload: payload) == expected)
+    }
+
+    /// The event and agent columns grow to the widest value seen, so later lines stay aligned with it.
+    @Test func columnsStayAligned() throws {
+        var formatter = MonitorFormatter()
+        let longType = "com.example.a.very.long.object.type.Name"
+        let lines = [
+            formatter.line(topic: "coaty/3/-/ADV:CoatyObject/a", payload: [], time: "t"),
+            formatter.line(topic: "coaty/3/-/ADV::\(longType)/b", payload: [], time: "t"),
+            formatter.line(topic: "coaty/3/-/DAD/c", payload: [], time: "t"),
+        ]
+        let (short, long, after) = (try #require(lines[0]), try #require(lines[1]), try #require(lines[2]))
+        // The agent column starts where the short event's padding ends, then past the long event.
+        #expect(short.hasPrefix("t  ADV:CoatyObject" + String(repeating: " ", count: 28 - 15) + "  a"))
+        #expect(long.hasPrefix("t  ADV::\(longType)  b"))
+        #expect(after.hasPrefix("t  DAD" + String(repeating: " ", count: "ADV::\(longType)".count - 3) + "  c"))
+        #expect(formatter.columnWidths == ["ADV::\(longType)".count, 24])
+        // Every summary column starts at the same place once the widths are known.
+        let summaries = [long, after].map { $0.firstRange(of: "  (not JSON")?.lowerBound.utf16Offset(in: $0) }
+        #expect(summaries[0] == summaries[1])
+    }
+
+    @Test(arguments: [
+        (false, [String: String](), false), (true, [:], true), (true, ["NO_COLOR": "1"], false),
+        (true, ["NO_COLOR": ""], true), (true, ["TERM": "dumb"], false), (false, ["TERM": "xterm-256color"], false),
+    ])
+    func colourOnlyOnATerminalWithoutNoColor(isTerminal: Bool, environment: [String: String], expected: Bool) {
+        #expect(MonitorStyle.usesColour(isTerminal: isTerminal, environment: environment) == expected)
+    }
+
+    @Test func colourLeavesTheColumnsAligned() throws {
+        var formatter = MonitorFormatter()
+        formatter.usesColour = true
+        let coloured = formatter.line(topic: "coaty/3/-/ADV:CoatyObject/a", payload: [], time: "t")
+        let line = try #require(coloured)
+        #expect(line.hasPrefix("\u{1B}[2mt\u{1B}[0m  \u{1B}[32mADV:CoatyObject" + String(repeating: " ", count: 13)))
+        formatter.usesColour = false
+        #expect(
+            formatter.line(topic: "coaty/3/-/ADV:CoatyObject/a", payload: [], time: "t")?.contains("\u{1B}") == false
+        )
+    }
+
+    @Test func systemTopicsAreTopicEqualsValue() {
+        var formatter = MonitorFormatter()
+        #expect(
+            formatter.line(topic: "$SYS/broker/clients/connected", payload: Array("3".utf8), time: "t")
+                == "t  $SYS/broker/clients/connected = 3"
+        )
+        let json = MonitorJSON.line(topic: "$SYS/broker/uptime", payload: Array("12 seconds".utf8), time: "t")
+        #expect(json == #"{"time":"t","topic":"$SYS/broker/uptime","value":"12 seconds"}"#)
+    }
+
+    @Test func jsonLinesCarryTheEventsFields() throws {
+        let topic = "coaty/3/lab/RTN/1111/2222"
+        let line = try #require(
+            MonitorJSON.line(topic: topic, payload: Array(#"{"result":85}"#.utf8), time: "t") { _ in "Adder" }
+        )
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "RTN")
+        #expect(object["namespace"] as? String == "lab")
+        #expect(object["sourceId"] as? String == "1111")
+        #expect(object["correlationId"] as? String == "2222")
+        #expect(object["agent"] as? String == "Adder")
+        #expect((object["payload"] as? [String: Any])?["result"] as? Int == 85)
+        #expect(!line.contains("\n"))
+        let binary = try #require(MonitorJSON.line(topic: "coaty/3/-/IOV/3333", payload: [0x41, 0xFF], time: "t"))
+        #expect(binary.contains(#""payload":"A\#u{FFFD}""#))
+        #expect(MonitorJSON.line(topic: "other/topic", payload: [], time: "t") == nil)
     }
 
     @Test func ignoresNonCoatyTopicsAndSurvivesInvalidPayloads() {

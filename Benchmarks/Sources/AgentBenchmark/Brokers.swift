@@ -22,6 +22,9 @@ struct BenchmarkBroker {
             : ["-h", "127.0.0.1", "-p", "\(self.port)"]
     }
 
+    /// What the broker wrote to standard error (the embedded broker logs its warnings there).
+    var log: String { self.process.errorOutput }
+
     func stop() {
         self.process.kill(SIGTERM)
         self.process.waitUntilExit()
@@ -65,7 +68,13 @@ struct BenchmarkBroker {
     /// Serves the embedded broker until killed, after printing its two ports (`serve CERT KEY`).
     static func serve(certificateFile: String, keyFile: String) async throws -> Never {
         let broker = try MQTTBroker.bind(
-            configuration: .init(tls: .init(port: 0, certificateFile: certificateFile, keyFile: keyFile))
+            // Queues as unbounded as mosquitto's with `max_queued_messages 0`, so neither drops.
+            configuration: .init(
+                maximumQueuedMessagesPerClient: 10_000_000,
+                maximumQueuedBytesPerClient: 4 << 30,
+                tls: .init(port: 0, certificateFile: certificateFile, keyFile: keyFile),
+                logger: .warningsToStandardError
+            )
         )
         FileHandle.standardOutput.write(Data("\(broker.port) \(broker.tlsPort ?? 0)\n".utf8))
         try await broker.run()

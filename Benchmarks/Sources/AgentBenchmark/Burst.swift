@@ -11,6 +11,22 @@ import Synchronization
 /// beside `mosquitto_pub -l` / `mosquitto_sub` sending the very same messages (topic and payloads,
 /// recorded from the agents' first run).
 struct AdvertiseBurst {
+    /// Whether `task` ends within `timeout`.
+    private static func finished(_ task: Task<Bool, Never>, within timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = await task.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? false
+        }
+    }
+
     let count: Int
     let objects: [CoatyObject]
 
@@ -72,16 +88,33 @@ struct AdvertiseBurst {
                 for await state in states where state == .online { break }
             }
             let advertises = await observer.observeAdvertise(coreType: .coatyObject)
+            let received = ReceivedCount()
             let start = ContinuousClock.now
+            // A broker may drop messages for a subscriber that falls behind: then the end marker may
+            // never come, and the run ends once nothing has arrived for 5 s.
+            let counting = Task {
+                for await advertise in advertises {
+                    if advertise.object.name == "end" { return true }
+                    received.value.add(1, ordering: .relaxed)
+                }
+                return false
+            }
             group.addTask {
                 for object in self.objects { try await publisher.publish(AdvertiseEvent(object)) }
             }
-            var received = 0
-            for await advertise in advertises {
-                if advertise.object.name == "end" { break }
-                received += 1
+            var last = (count: -1, at: start)
+            while !(await Self.finished(counting, within: .milliseconds(100))) {
+                let now = ContinuousClock.now
+                let count = received.value.load(ordering: .relaxed)
+                if count != last.count {
+                    last = (count, now)
+                } else if now - last.at > .seconds(5) {
+                    counting.cancel()
+                    break
+                }
             }
-            let elapsed = seconds(ContinuousClock.now - start)
+            let complete = await counting.value
+            let elapsed = seconds((complete ? ContinuousClock.now : last.at) - start)
             publisher.finish()
             observer.finish()
             try await group.waitForAll()
@@ -92,7 +125,12 @@ struct AdvertiseBurst {
                 }
             }
             try await recorder?.close()
-            return (elapsed, received)
+            return (elapsed, received.value.load(ordering: .relaxed))
         }
     }
+}
+
+/// The events an observer has received so far.
+private final class ReceivedCount: Sendable {
+    let value = Atomic<Int>(0)
 }

@@ -41,6 +41,9 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
 }
 
+/// Writes a line at once, also into a pipe or file, so a long run shows its progress.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
 
 let certificates = try await TestCertificates.make()
@@ -102,22 +105,22 @@ func roundTrips(tls: Bool) async throws {
     for item in series { try await item.tripper.close() }
 
     let scheme = tls ? "mqtts://" : "mqtt://"
-    print("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round")
+    say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round")
     for item in series {
         let label = "\(item.kind) via \(item.broker)".padding(toLength: 30, withPad: " ", startingAt: 0)
-        print("  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs")
+        say("  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs")
     }
     func find(_ kind: String, _ broker: String) -> Series? { series.first { $0.kind == kind && $0.broker == broker } }
     guard let coatyMosquitto = find("Call → Return", "mosquitto"), let rawMosquitto = find("ping-pong", "mosquitto"),
         let coatyEmbedded = find("Call → Return", "embedded"), let rawEmbedded = find("ping-pong", "embedded")
     else { return }
-    print(
+    say(
         "  Call → Return / ping-pong via mosquitto: median \(format(coatyMosquitto.median / rawMosquitto.median))×, p99 \(format(coatyMosquitto.p99 / rawMosquitto.p99))×   target ≤ 1.15×"
     )
-    print(
+    say(
         "  Call → Return via embedded / via mosquitto: median \(format(coatyEmbedded.median / coatyMosquitto.median))×, p99 \(format(coatyEmbedded.p99 / coatyMosquitto.p99))×   target ≤ 1.0×"
     )
-    print(
+    say(
         "  ping-pong via embedded / via mosquitto: median \(format(rawEmbedded.median / rawMosquitto.median))×, p99 \(format(rawEmbedded.p99 / rawMosquitto.p99))×"
     )
 }
@@ -126,7 +129,7 @@ func roundTrips(tls: Bool) async throws {
 
 func burst() async throws {
     let burst = AdvertiseBurst(count: 20_000)
-    print("\nAdvertise burst: \(burst.count) events, one agent → broker → another agent, best of 3 (alternated)")
+    say("\nAdvertise burst: \(burst.count) events, one agent → broker → another agent, best of 3 (alternated)")
     for broker in brokers {
         let transport = broker.transport(tls: false, caFile: certificates.caFile)
         let recorded = AdvertiseBurst.Recording()
@@ -156,7 +159,10 @@ func burst() async throws {
             )
         }
         let bytes = recorded.payloads[0].count
-        print(
+        if fewestDelivered < burst.count, !broker.log.isEmpty {
+            say("  \(broker.name) logged:\n\(broker.log.split(separator: "\n").suffix(5).joined(separator: "\n"))")
+        }
+        say(
             "  via \(broker.name): agents \(format(Double(burst.count) / bestAgents, 0)) events/s (fewest delivered in a run: \(fewestDelivered) of \(burst.count)); mosquitto_pub/sub \(format(Double(burst.count) / bestTools, 0)) msg/s for the same \(burst.count) messages of ~\(bytes) B; ratio \(format(bestTools / bestAgents))×"
         )
     }
@@ -202,17 +208,17 @@ func tlsThroughput() async throws {
             )
         }
     }
-    print(
+    say(
         "\nQoS 0 throughput over mqtts://, \(count) messages of \(size) B, publisher → broker → subscriber, best of 3"
     )
     for (label, time) in best.sorted(by: { $0.key < $1.key }) {
-        print("  \(label.padding(toLength: 26, withPad: " ", startingAt: 0)) \(format(Double(count) / time, 0)) msg/s")
+        say("  \(label.padding(toLength: 26, withPad: " ", startingAt: 0)) \(format(Double(count) / time, 0)) msg/s")
     }
     let ratio = best["C tools via mosquitto"]! / best["our client via embedded"]!
-    print("  our client and broker / mosquitto_pub/sub and mosquitto: \(format(ratio))×   target ≥ 1.0×")
+    say("  our client and broker / mosquitto_pub/sub and mosquitto: \(format(ratio))×   target ≥ 1.0×")
 }
 
-print("AgentBenchmark: mosquitto and the embedded broker, each a child process on loopback")
+say("AgentBenchmark: mosquitto and the embedded broker, each a child process on loopback")
 if only == nil || only == "tcp" { try await roundTrips(tls: false) }
 if only == nil || only == "burst" { try await burst() }
 if only == nil || only == "tls-throughput" { try await tlsThroughput() }

@@ -54,7 +54,7 @@ package struct MosquittoTools: Sendable {
         marker.waitUntilExit()
         let subscriber = try ChildProcess.spawn(
             self.sub,
-            connection + ["-t", topic, "-q", "\(qos)", "-C", "\(count + 1)"],
+            connection + ["-t", topic, "-q", "\(qos)", "-C", "\(count + 1)", "-W", "120"],
             captureOutput: true
         )
         defer {

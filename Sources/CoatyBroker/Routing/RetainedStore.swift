@@ -54,6 +54,11 @@ struct RetainedStore: Sendable {
     /// The retained message stored for exactly `topic`.
     func message(topic: [UInt8]) -> BrokerMessage? { self.messages[topic] }
 
+    /// Every retained message, `$` topics included, in topic byte order (for snapshots).
+    var allMessages: [BrokerMessage] {
+        self.messages.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.value)
+    }
+
     /// Every retained message whose topic matches `filter`, in topic byte order (for reproducible tests).
     func messages(matching filter: TopicFilter) -> [BrokerMessage] {
         if !filter.hasWildcards {

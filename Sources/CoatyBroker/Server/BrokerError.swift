@@ -30,6 +30,7 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
             case invalidConfiguration = "invalid configuration"
             case invalidPasswordFile = "invalid password file"
             case invalidAccessControlList = "invalid access control list"
+            case persistenceFailed = "persistence failed"
         }
 
         private let base: Base
@@ -44,6 +45,9 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
         public static let invalidPasswordFile = Code(base: .invalidPasswordFile)
         /// An ACL file cannot be read or has invalid lines.
         public static let invalidAccessControlList = Code(base: .invalidAccessControlList)
+        /// The data directory of ``MQTTBroker/Configuration/persistence`` cannot be created, read or
+        /// written, or another broker uses it.
+        public static let persistenceFailed = Code(base: .persistenceFailed)
 
         public var description: String { self.base.rawValue }
     }

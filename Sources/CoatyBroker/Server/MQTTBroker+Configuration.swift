@@ -140,6 +140,10 @@ extension MQTTBroker {
         /// `$SYS/broker/`. A subscription to `#` does not match them [MQTT-4.7.2-1]; subscribe to
         /// `$SYS/#`.
         public var systemTopicInterval: Duration?
+        /// Where the broker keeps persistent sessions and retained messages across restarts, or `nil`
+        /// (the default) to keep them in memory only, as mosquitto does without `persistence true`.
+        /// See ``MQTTBroker/Persistence`` for what is kept and what a crash may lose.
+        public var persistence: Persistence?
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: CoatyLogger
@@ -174,6 +178,7 @@ extension MQTTBroker {
         ///   - webSocketPort: The WebSocket listener's port, 0 for any; `nil` (the default) for none.
         ///   - tls: The TLS listener; `nil` (the default) for none.
         ///   - systemTopicInterval: How often `$SYS` statistics are published. Defaults to 10 s.
+        ///   - persistence: The data directory and sync interval; `nil` (the default) for none.
         ///   - logger: The logger. Defaults to `CoatyLogger.disabled`.
         public init(
             maximumPacketSize: Int = 16 << 20,
@@ -195,6 +200,7 @@ extension MQTTBroker {
             webSocketPort: Int? = nil,
             tls: TLSListener? = nil,
             systemTopicInterval: Duration? = .seconds(10),
+            persistence: Persistence? = nil,
             logger: CoatyLogger = .disabled
         ) {
             self.maximumPacketSize = maximumPacketSize
@@ -216,6 +222,7 @@ extension MQTTBroker {
             self.webSocketPort = webSocketPort
             self.tls = tls
             self.systemTopicInterval = systemTopicInterval
+            self.persistence = persistence
             self.logger = logger
         }
     }

@@ -8,8 +8,9 @@ import Synchronization
 /// An embedded MQTT 3.1.1 broker for development, tests and small deployments.
 ///
 /// It supports QoS 0, 1 and 2, retained messages, last wills (also on keep-alive expiry), clean and
-/// persistent in-memory sessions with queued messages for offline clients, wildcards and `$` topics as
-/// the standard defines them, session takeover and optional username/password authentication. Every
+/// persistent sessions with queued messages for offline clients (in memory, or kept across restarts
+/// with ``Configuration/persistence``), wildcards and `$` topics as the standard defines them, session
+/// takeover and optional username/password authentication. Every
 /// buffer is bounded (see ``Configuration``); a malformed or hostile client is disconnected without
 /// affecting the others. For production, point agents at mosquitto, EMQX or HiveMQ.
 ///
@@ -42,6 +43,8 @@ public final class MQTTBroker: Sendable {
     /// The TLS listeners and the certificates they present.
     let tlsListeners: TLSListeners?
     let core: Mutex<Core>
+    /// The persistence log, when ``Configuration/persistence`` is set.
+    let persistence: BrokerPersistence?
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
     let logger: CoatyLogger
@@ -66,6 +69,8 @@ public final class MQTTBroker: Sendable {
     /// The shared state: sessions plus the write queue of every attached connection.
     struct Core: ~Copyable {
         var sessions: BrokerSessions
+        /// Woken when the journal of `sessions` grows large (see ``BrokerPersistence``).
+        let persistence: BrokerPersistence?
         var outboxes: [ConnectionID: Outbox] = [:]
         var droppedQoS0 = 0
         /// Connections whose socket queue was at least half full when a publish was queued, since the
@@ -77,7 +82,9 @@ public final class MQTTBroker: Sendable {
         listener: TCPListener,
         webSocketListener: TCPListener?,
         tlsListeners: TLSListeners?,
-        configuration: Configuration
+        configuration: Configuration,
+        sessions: BrokerSessions,
+        persistence: BrokerPersistence?
     ) {
         self.listener = listener
         self.port = listener.port
@@ -88,16 +95,8 @@ public final class MQTTBroker: Sendable {
         self.secureWebSocketPort = tlsListeners?.webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
-        let limits = BrokerSessions.Limits(
-            maximumInFlight: configuration.maximumInFlightMessagesPerClient,
-            maximumQueued: configuration.maximumQueuedMessagesPerClient,
-            maximumQueuedBytes: configuration.maximumQueuedBytesPerClient,
-            maximumRetained: configuration.maximumRetainedMessages,
-            maximumRetainedBytes: configuration.maximumRetainedBytes,
-            maximumSubscriptions: configuration.maximumSubscriptionsPerClient,
-            maximumOfflineSessions: configuration.maximumOfflineSessions
-        )
-        self.core = Mutex(Core(sessions: BrokerSessions(limits: limits)))
+        self.persistence = persistence
+        self.core = Mutex(Core(sessions: sessions, persistence: persistence))
         if let skipped = configuration.passwordFile?.skippedLines, !skipped.isEmpty {
             self.logger.warning(
                 "password file: malformed lines skipped, their users cannot log in",
@@ -182,11 +181,22 @@ public final class MQTTBroker: Sendable {
                 throw error
             }
         }
+        let initial: (sessions: BrokerSessions, persistence: BrokerPersistence?)
+        do {
+            initial = try Self.initialSessions(configuration)
+        } catch {
+            listener.close()
+            webSocketListener?.close()
+            tlsListeners?.close()
+            throw error
+        }
         return MQTTBroker(
             listener: listener,
             webSocketListener: webSocketListener,
             tlsListeners: tlsListeners,
-            configuration: configuration
+            configuration: configuration,
+            sessions: initial.sessions,
+            persistence: initial.persistence
         )
     }
 
@@ -218,10 +228,14 @@ public final class MQTTBroker: Sendable {
                 return Array(observers.continuations.values)
             }
             for continuation in continuations { continuation.finish() }
+            self.finishPersistence()
             self.logger.info("broker stopped", metadata: ["port": "\(self.port)"])
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            if let persistence = self.persistence {
+                group.addTask { try await self.writeJournal(to: persistence) }
+            }
             if let interval = self.configuration.systemTopicInterval {
                 group.addTask { try await self.publishSystemTopics(every: interval) }
             }
@@ -469,6 +483,7 @@ extension MQTTBroker.Core {
                 self.outboxes[connection]?.abort()
             }
         }
+        self.wakePersistenceWriterIfNeeded()
     }
 
     /// The close reason of a client whose unread bytes would exceed the bound; the connection's

@@ -7,24 +7,6 @@ import CoatyCore
 /// One value lives behind the broker's `Mutex`. The connection layer passes in decoded, validated
 /// packets and owns the per-connection write queues.
 struct BrokerSessions: Sendable {
-    /// Something the connection layer must do as a result of a state change.
-    enum Output: Sendable, Equatable {
-        /// Send a PUBLISH. `packetID` is set for QoS 1/2; `dup` only for a redelivery.
-        case publish(ConnectionID, BrokerMessage, packetID: UInt16?, dup: Bool)
-        /// Send a PUBREL (a resumed QoS 2 handshake, or an answer to PUBREC).
-        case pubrel(ConnectionID, UInt16)
-        /// Close a connection (session takeover); its will has already been handled.
-        case close(ConnectionID)
-    }
-
-    /// What an acknowledgement from a client did.
-    enum AckResult: Sendable, Equatable {
-        /// Handled (or an unsolicited ack that is ignored).
-        case ok
-        /// An ack of the wrong type for a message in flight: a protocol violation, close the connection.
-        case protocolViolation
-    }
-
     /// The limits that govern sessions.
     struct Limits: Sendable {
         /// The most QoS 1/2 messages in flight to one client.
@@ -67,6 +49,10 @@ struct BrokerSessions: Sendable {
     /// Online sessions whose queue was at least a quarter full when a message had to wait in it, since
     /// the last ``takeCongestedSessions()``: a sign that publishers outpace that subscriber.
     private var congestedSessions: Set<SessionID> = []
+
+    /// The changes to persistent sessions and retained messages not yet written, while persistence is
+    /// on (see ``startJournal()``); `nil` otherwise, and then nothing is recorded.
+    var journal: PersistenceJournal?
 
     init(limits: Limits = Limits()) {
         self.limits = limits
@@ -125,9 +111,11 @@ struct BrokerSessions: Sendable {
                 queueByteCapacity: self.limits.maximumQueuedBytes
             )
             self.sessionKeys[id] = key
+            if !cleanSession { self.journal?.append(.sessionCreated(clientID: key)) }
         }
         self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
         let maximumInFlight = self.limits.maximumInFlight
+        var records = self.recordBuffer
         let id = self.withSession(atKey: key) { session in
             session.connection = connection
             session.access = access
@@ -139,9 +127,10 @@ struct BrokerSessions: Sendable {
                     outputs.append(.pubrel(connection, entry.packetID))
                 }
             }
-            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, recording: &records, into: &outputs)
             return session.id
         }
+        self.record(records)
         guard let id else { return (false, SessionID(rawValue: 0)) }
         return (sessionPresent, id)
     }
@@ -186,12 +175,32 @@ struct BrokerSessions: Sendable {
 
     private mutating func destroySession(key: [UInt8]) {
         guard let session = self.sessions.removeValue(forKey: key) else { return }
+        if session.isPersistent { self.journal?.append(.sessionEnded(clientID: key)) }
         self.offline.remove(session.id)
         for filter in session.subscriptions.keys {
             self.subscriptions.remove(filter: filter, session: session.id)
         }
         self.sessionKeys.removeValue(forKey: session.id)
     }
+
+    /// Adds a persistent session restored from disk (see ``restore(_:)``), offline, replacing any
+    /// session of its client; `make` creates it with the id it gets.
+    mutating func insertRestoredSession(_ make: (SessionID) -> Session) {
+        let session = make(SessionID(rawValue: self.nextSessionID))
+        self.nextSessionID += 1
+        let key = Array(session.clientID.utf8)
+        self.destroySession(key: key)
+        for (filter, qos) in session.subscriptions {
+            self.subscriptions.insert(filter: filter, session: session.id, qos: qos)
+        }
+        self.sessions[key] = session
+        self.sessionKeys[session.id] = key
+        self.offline.append(session.id, key: key)
+        self.discardOfflineSessionsOverLimit()
+    }
+
+    /// Stores a retained message restored from disk.
+    mutating func restoreRetained(_ message: BrokerMessage) { self.retained.apply(message) }
 
     // MARK: - Publishing
 
@@ -200,7 +209,13 @@ struct BrokerSessions: Sendable {
     /// [MQTT-3.3.1-9] [MQTT-3.3.5-1]. A session whose client may not read the topic (see
     /// ``Session/access``) does not get it, as mosquitto checks read access per delivered message.
     mutating func publish(_ message: BrokerMessage, into outputs: inout [Output]) {
-        if message.retain { self.retained.apply(message) }
+        if message.retain {
+            self.retained.apply(message)
+            if self.journal != nil, Self.persistsRetained(topic: message.topic) {
+                let stored = self.retained.message(topic: message.topic)
+                self.journal?.append(stored.map { .retainedSet(message: $0) } ?? .retainedCleared(topic: message.topic))
+            }
+        }
         var live = message
         live.retain = false
         let matches = self.subscriptions.match(topic: message.topic)
@@ -221,6 +236,7 @@ struct BrokerSessions: Sendable {
     private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
     {
         let maximumInFlight = self.limits.maximumInFlight
+        var records = self.recordBuffer
         let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Int) in
             guard message.qos != .atMostOnce else {
                 // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
@@ -229,8 +245,12 @@ struct BrokerSessions: Sendable {
                 }
                 return (nil, 0)
             }
+            if session.isPersistent { records?.append(.queued(clientID: key, message: message)) }
+            let inFlight = session.inFlight.count
+            defer { Self.recordSent(session, since: inFlight, into: &records) }
             return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
         }
+        self.record(records)
         if let congested = delivered?.congested { self.congestedSessions.insert(congested) }
         self.droppedMessages += delivered?.dropped ?? 0
     }
@@ -257,9 +277,17 @@ struct BrokerSessions: Sendable {
         return (congested ? session.id : nil, dropped)
     }
 
-    /// Moves queued messages into free in-flight slots while the client is online.
-    private static func fillWindow(_ session: inout Session, maximumInFlight: Int, into outputs: inout [Output]) {
+    /// Moves queued messages into free in-flight slots while the client is online; appends a `sent`
+    /// record for each to `records` if the session is persistent.
+    private static func fillWindow(
+        _ session: inout Session,
+        maximumInFlight: Int,
+        recording records: inout [PersistenceRecord]?,
+        into outputs: inout [Output]
+    ) {
         guard let connection = session.connection else { return }
+        let inFlight = session.inFlight.count
+        defer { Self.recordSent(session, since: inFlight, into: &records) }
         while session.inFlight.count < maximumInFlight, let message = session.pending.popFirst() {
             guard let packetID = session.allocatePacketID() else { break }
             let state: Session.OutboundState = message.qos == .atLeastOnce ? .awaitingPubAck : .awaitingPubRec
@@ -296,6 +324,9 @@ struct BrokerSessions: Sendable {
                     return true
                 } ?? false
             guard added else { return nil }
+            if self.journal != nil, self.sessions[key]?.isPersistent == true {
+                self.journal?.append(.subscribed(clientID: key, filter: bytes, qos: qos))
+            }
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
         }
@@ -319,6 +350,9 @@ struct BrokerSessions: Sendable {
             let bytes = Array(filter.utf8)
             self.subscriptions.remove(filter: bytes, session: session)
             self.sessions[key]?.subscriptions.removeValue(forKey: bytes)
+            if self.journal != nil, self.sessions[key]?.isPersistent == true {
+                self.journal?.append(.unsubscribed(clientID: key, filter: bytes))
+            }
         }
     }
 
@@ -328,12 +362,15 @@ struct BrokerSessions: Sendable {
     /// message is a protocol violation (as mosquitto treats it).
     mutating func puback(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
         let maximumInFlight = self.limits.maximumInFlight
+        var records = self.recordBuffer
+        defer { self.record(records) }
         return self.withSession(session) { session in
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
             guard session.inFlight[index].state == .awaitingPubAck else { return .protocolViolation }
             session.inFlight.remove(at: index)
             session.acknowledgements &+= 1
-            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            Self.record(PersistenceRecord.completed, packetID, of: session, into: &records)
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, recording: &records, into: &outputs)
             return .ok
         } ?? .ok
     }
@@ -341,7 +378,9 @@ struct BrokerSessions: Sendable {
     /// Handles PUBREC: answers with PUBREL, also for a duplicate or unknown id (mosquitto's behaviour).
     /// A PUBREC for a QoS 1 message is a protocol violation.
     mutating func pubrec(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
-        self.withSession(session) { session in
+        var records = self.recordBuffer
+        defer { self.record(records) }
+        return self.withSession(session) { session in
             guard let connection = session.connection else { return .ok }
             if let index = session.inFlightIndex(of: packetID) {
                 switch session.inFlight[index].state {
@@ -352,6 +391,7 @@ struct BrokerSessions: Sendable {
                     session.acknowledgements &+= 1
                     // The payload is no longer needed: the PUBLISH is never resent after PUBREL.
                     session.inFlight[index].message.payload = []
+                    Self.record(PersistenceRecord.pubrecReceived, packetID, of: session, into: &records)
                 case .awaitingPubComp:
                     break
                 }
@@ -365,12 +405,15 @@ struct BrokerSessions: Sendable {
     /// or for a QoS 1 message is a protocol violation.
     mutating func pubcomp(_ session: SessionID, packetID: UInt16, into outputs: inout [Output]) -> AckResult {
         let maximumInFlight = self.limits.maximumInFlight
+        var records = self.recordBuffer
+        defer { self.record(records) }
         return self.withSession(session) { session in
             guard let index = session.inFlightIndex(of: packetID) else { return .ok }
             guard session.inFlight[index].state == .awaitingPubComp else { return .protocolViolation }
             session.inFlight.remove(at: index)
             session.acknowledgements &+= 1
-            Self.fillWindow(&session, maximumInFlight: maximumInFlight, into: &outputs)
+            Self.record(PersistenceRecord.completed, packetID, of: session, into: &records)
+            Self.fillWindow(&session, maximumInFlight: maximumInFlight, recording: &records, into: &outputs)
             return .ok
         } ?? .ok
     }
@@ -380,12 +423,24 @@ struct BrokerSessions: Sendable {
     /// Records an inbound QoS 2 PUBLISH. Returns `false` for a duplicate of one not yet released, which
     /// must be answered with PUBREC again but not delivered twice [MQTT-4.3.3-2].
     mutating func receiveQoS2(_ session: SessionID, packetID: UInt16) -> Bool {
-        self.withSession(session) { $0.inboundQoS2.insert(packetID).inserted } ?? true
+        var records = self.recordBuffer
+        defer { self.record(records) }
+        return self.withSession(session) { session in
+            guard session.inboundQoS2.insert(packetID).inserted else { return false }
+            Self.record(PersistenceRecord.inboundReceived, packetID, of: session, into: &records)
+            return true
+        } ?? true
     }
 
     /// Handles PUBREL: releases the id so it can be reused. Always answered with PUBCOMP.
     mutating func release(_ session: SessionID, packetID: UInt16) {
-        _ = self.withSession(session) { $0.inboundQoS2.remove(packetID) }
+        var records = self.recordBuffer
+        defer { self.record(records) }
+        self.withSession(session) { session in
+            if session.inboundQoS2.remove(packetID) != nil {
+                Self.record(PersistenceRecord.inboundReleased, packetID, of: session, into: &records)
+            }
+        }
     }
 
     /// Runs `body` on the session in place.

@@ -4,8 +4,9 @@ import CoatyCore
 import CoatyModel
 import CoatyTransport
 
-/// Runs a CLI agent: joins (within 5 s, or fails saying why the broker could not be reached), runs
-/// `body` while online, then leaves gracefully. `controllers` run in the agent's container.
+/// Runs a CLI agent: joins, or fails as soon as the transport gives up on a round of connect attempts
+/// (every broker refused, timed out or did not answer), saying why; runs `body` while online, then
+/// leaves gracefully. `controllers` run in the agent's container.
 enum AgentSession {
     static func with<Result: Sendable>(
         name: String,
@@ -14,12 +15,10 @@ enum AgentSession {
         controllers: [any Controller] = [],
         _ body: @escaping @Sendable (CommunicationManager) async throws -> Result
     ) async throws -> Result {
-        // Keeps the manager's last connection failures, to say why the broker could not be reached.
-        let failures = InMemoryLogHandler(capacity: 4)
         let configuration = CommunicationManager.Configuration(
             identity: Identity(name: name),
             namespace: connection.namespace,
-            logger: CoatyLogger(label: "coaty", level: .warning, handler: failures)
+            logger: .disabled
         )
         let container = Container(
             configuration: .init(transport: transport, communication: configuration),
@@ -27,17 +26,21 @@ enum AgentSession {
         )
         let manager = container.communication
         return try await withThrowingTaskGroup(of: Result?.self) { group in
+            // Both streams exist before the manager starts, so neither outcome can be missed.
             let states = manager.observeCommunicationState()
+            let diagnostics = manager.observeDiagnostics()
             group.addTask {
                 try await container.run()
                 return nil
             }
-            let online = try await Self.first(states, within: 5) { $0 == .online }
+            let online = await Self.join(states: states, diagnostics: diagnostics)
+            try Task.checkCancellation()
             guard online else {
                 container.shutdown()
-                group.cancelAll()
-                let reason = failures.entries.last { $0.metadata["error"] != nil }?.metadata["error"]
-                throw CLIError(Self.unreachable(connection.broker, reason: reason))
+                // A configuration that can never work ends run() with its own error.
+                while let _ = try await group.next() {}
+                let failure = manager.connectionFailure ?? CLIError("the agent stopped before it joined")
+                throw CLIError(JoinFailure.message(for: failure, brokers: connection.brokers))
             }
             let result = try await body(manager)
             container.shutdown()
@@ -46,35 +49,29 @@ enum AgentSession {
         }
     }
 
-    /// Why a CLI agent could not join. The broker's address is named once: most reasons name it
-    /// already (`connect failed: cannot connect to mqtt://…: …`).
-    static func unreachable(_ broker: String, reason: String?) -> String {
-        guard let reason else { return "cannot reach the broker at \(broker)" }
-        return reason.contains(broker)
-            ? "cannot reach the broker: \(reason)" : "cannot reach the broker at \(broker): \(reason)"
-    }
-
-    /// Whether an element satisfying `predicate` arrives within `seconds`.
-    static func first<Element: Sendable>(
-        _ stream: EventStream<Element>,
-        within seconds: Double,
-        where predicate: @escaping @Sendable (Element) -> Bool
-    ) async throws -> Bool {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { await stream.first(where: predicate) != nil }
+    /// Whether the agent gets online (true) before its first connection failure is reported or it stops
+    /// (false). Both waits end before this returns, so nothing outlives the join.
+    static func join(
+        states: EventStream<CommunicationState>,
+        diagnostics: EventStream<CommunicationDiagnostic>
+    ) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await states.first { $0 == .online } != nil }
             group.addTask {
-                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                _ = await diagnostics.first { $0.kind == .connectionFailed }
                 return false
             }
             defer { group.cancelAll() }
-            return try await group.next() ?? false
+            return await group.next() ?? false
         }
     }
 
-    /// Collects the elements of `stream` that arrive within `seconds`, handing each to `handle`.
+    /// Collects the elements of `stream` that arrive within `seconds`, handing each to `handle`, and
+    /// returns their number; returns early once `limit` elements arrived.
     static func collect<Event: Sendable>(
         _ stream: EventStream<Event>,
         for seconds: Double,
+        upTo limit: Int = .max,
         _ handle: @escaping @Sendable (Event) -> Void
     ) async throws -> Int {
         try await withThrowingTaskGroup(of: Int?.self) { group in
@@ -83,6 +80,7 @@ enum AgentSession {
                 for await event in stream {
                     handle(event)
                     count += 1
+                    if count >= limit { break }
                 }
                 return count
             }

@@ -22,6 +22,12 @@ enum BrokerCommand {
             configuration.accessControlList = try AccessControlList(contentsOfFile: path)
         }
         configuration.allowAnonymous = options.allowAnonymous
+        if let directory = options.dataDirectory {
+            configuration.persistence = .init(
+                directory: directory,
+                syncInterval: .milliseconds(Int((options.syncIntervalSeconds * 1000).rounded(.up)))
+            )
+        }
         configuration.logger = CoatyLogger(
             label: "coaty.broker",
             level: options.verbose ? .debug : .notice,

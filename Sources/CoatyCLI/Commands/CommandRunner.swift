@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// Runs a parsed command.
 enum CommandRunner {
     static func run(_ command: Command) async throws {
@@ -9,7 +11,11 @@ enum CommandRunner {
         case .monitor(let options):
             let transport = try TransportFactory.make(options.connection)
             try await Signals.runUntilInterrupted {
-                try await MonitorCommand.run(options, transport: transport) { Console.line($0) }
+                let usesColour = MonitorStyle.usesColour(
+                    isTerminal: StandardStream.output.isTerminal,
+                    environment: CoatyCLI.environment
+                )
+                try await MonitorCommand.run(options, transport: transport, usesColour: usesColour) { Console.line($0) }
             }
         case .discover(let options):
             let transport = try TransportFactory.make(options.connection)
@@ -19,8 +25,8 @@ enum CommandRunner {
         case .call(let options):
             let transport = try TransportFactory.make(options.connection)
             try await Signals.runUntilInterrupted {
-                let count = try await CallCommand.run(options, transport: transport) { Console.line($0) }
-                if count == 0 { throw CLIError("no agent answered '\(options.operation)'") }
+                let returns = try await CallCommand.run(options, transport: transport) { Console.line($0) }
+                if let failure = CallCommand.failure(returns, options: options) { throw failure }
             }
         case .router(let options):
             let transport = try TransportFactory.make(options.connection)

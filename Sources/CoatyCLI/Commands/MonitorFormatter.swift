@@ -3,21 +3,38 @@ import CoatyCore
 import CoatyModel
 
 /// Turns Coaty messages into one readable line each: time, event, source agent, object type and name,
-/// correlation. Pure apart from the agent names it learns from identities it sees.
+/// correlation; and, with `$SYS` topics shown, broker statistics as `topic = value`. Pure apart from
+/// what it learns from the messages it formats: agent names from identities, and column widths.
+///
+/// The event and agent columns are as wide as the widest value seen so far (at least 28 and 24
+/// characters), so the columns stay aligned; a wider value widens its column from its line on.
 struct MonitorFormatter {
     /// Agent names learnt from Identity objects, by identity id.
     private(set) var agentNames: [String: String] = [:]
+    /// The widths of the event and agent columns.
+    private(set) var columnWidths = [28, 24]
     var showPayload = false
+    /// Whether to colour the lines with ANSI escape sequences (``MonitorStyle/usesColour(isTerminal:environment:)``).
+    var usesColour = false
 
-    /// Formats one message; returns nil for messages that are not Coaty events.
+    /// Formats one message; returns nil for messages that are neither Coaty events nor `$SYS` topics.
     mutating func line(topic: String, payload: [UInt8], time: String) -> String? {
+        if topic.hasPrefix("$SYS/") {
+            let value = String(decoding: payload, as: UTF8.self)
+            return "\(self.paint(time, .dim))  \(self.paint(topic, .yellow)) = \(value)"
+        }
         guard let parsed = CoatyTopic(parsing: topic) else { return nil }
         let json = try? AnyCodable(json: payload)
         self.learnNames(from: json)
-        var columns = [time, pad(parsed.eventLevel, 28), pad(self.agent(parsed.sourceID.rawValue), 24)]
-        columns.append(Self.summary(code: parsed.code, json: json, payload: payload))
+        let event = self.padded(parsed.eventLevel, column: 0)
+        let agent = self.padded(self.agent(parsed.sourceID.rawValue), column: 1)
+        var columns = [
+            self.paint(time, .dim), self.paint(event, MonitorStyle.colour(of: parsed.code)), agent,
+        ]
+        let summary = Self.summary(code: parsed.code, json: json, payload: payload)
+        columns.append(parsed.code == .return && json?["error"] != nil ? self.paint(summary, .red) : summary)
         if let correlation = parsed.correlationID {
-            columns.append("corr " + String(correlation.rawValue.prefix(8)))
+            columns.append(self.paint("corr " + String(correlation.rawValue.prefix(8)), .dim))
         }
         if parsed.namespace != CoatyTopic.defaultNamespace {
             columns.append("ns " + parsed.namespace)
@@ -29,6 +46,17 @@ struct MonitorFormatter {
         return line
     }
 
+    /// `text` padded to its column's width, which grows to fit it.
+    private mutating func padded(_ text: String, column: Int) -> String {
+        self.columnWidths[column] = max(self.columnWidths[column], text.count)
+        return text + String(repeating: " ", count: self.columnWidths[column] - text.count)
+    }
+
+    private func paint(_ text: String, _ colour: MonitorStyle.Colour?) -> String {
+        guard self.usesColour, let colour else { return text }
+        return colour.apply(to: text)
+    }
+
     /// "AgentB (22222222)" when the agent's identity was seen, else the id's first 8 characters.
     func agent(_ id: String) -> String {
         let short = String(id.prefix(8))
@@ -36,7 +64,10 @@ struct MonitorFormatter {
         return short
     }
 
-    private mutating func learnNames(from json: AnyCodable?) {
+    /// The name learnt for the agent with identity `id`, if any.
+    func agentName(_ id: String) -> String? { self.agentNames[id] }
+
+    mutating func learnNames(from json: AnyCodable?) {
         guard let json else { return }
         var objects: [AnyCodable] = []
         if let object = json["object"] { objects.append(object) }
@@ -99,8 +130,4 @@ struct MonitorFormatter {
         let name = object["name"]?.stringValue ?? ""
         return "\(type) \"\(name)\""
     }
-}
-
-private func pad(_ text: String, _ width: Int) -> String {
-    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }

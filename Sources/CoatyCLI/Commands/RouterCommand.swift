@@ -13,7 +13,7 @@ enum RouterCommand {
     /// The agent reconnects when the broker goes away, as every agent does, so a router keeps routing
     /// across broker restarts.
     ///
-    /// - Throws: ``CLIError`` if the broker cannot be reached within 5 s, with the reason.
+    /// - Throws: ``CLIError`` saying why, if the agent cannot join (see ``JoinFailure``).
     static func run(
         _ options: RouterOptions,
         transport: any Transport,

@@ -4,6 +4,9 @@ import CoatyTransport
 
 /// Builds the transport a client subcommand connects with.
 enum TransportFactory {
+    /// How long a connect attempt to one broker may take, up to CONNACK.
+    static let connectTimeoutSeconds = 5
+
     /// The transport for `options`; warns on standard error when `--insecure` turns verification off.
     static func make(_ options: ConnectionOptions) throws -> any Transport {
         if options.tls.isInsecure {
@@ -18,7 +21,7 @@ enum TransportFactory {
                 failoverBrokerURLs: Array(urls.dropFirst()),
                 username: options.username,
                 password: options.password,
-                connectTimeout: .seconds(5),
+                connectTimeout: .seconds(Self.connectTimeoutSeconds),
                 tls: options.tls.transportOptions
             )
         )

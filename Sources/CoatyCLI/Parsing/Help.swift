@@ -55,7 +55,7 @@ enum Help {
     static let broker = """
         OVERVIEW: Run the embedded MQTT 3.1.1 broker until interrupted (Ctrl-C).
 
-        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> [--wss-port <port>] --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--verbose]
+        USAGE: coaty broker [--host <host>] [--port <port>] [--ws-port <port>] [--max-packet-size <bytes>] [--password-file <file>] [--acl-file <file>] [--allow-anonymous true|false] [--username <name> --password <pw>] [--tls-port <port> [--wss-port <port>] --cert <file> --key <file> [--cafile <file> [--require-certificate]]] [--data-dir <dir> [--sync-interval <seconds>]] [--verbose]
 
         OPTIONS:
           --host <host>               The address to listen on. (default: 127.0.0.1)
@@ -74,6 +74,10 @@ enum Help {
                                       (default: true, false with a password file or --username)
           -u, --username <name>       Also accept this user name (with --password).
           -P, --password <pw>         Its password; visible in the process list (ps): prefer the environment.
+          --data-dir <dir>            Keep persistent sessions, their queued messages and retained messages
+                                      in this directory across restarts. (default: off, memory only)
+          --sync-interval <seconds>   With --data-dir, write and sync changes this often: the most a crash
+                                      (SIGKILL, power loss) can lose; SIGTERM and Ctrl-C lose nothing. (default: 1)
           -v, --verbose               Log connects, subscriptions and every message.
           -h, --help                  Show help.
 
@@ -84,15 +88,18 @@ enum Help {
 
     static let monitor = """
         OVERVIEW: Connect to a broker and print every Coaty event in a namespace as a readable line:
-        time, event, source agent, object type and name, correlation id.
+        time, event, source agent, object type and name, correlation id. Coloured on a terminal (not when
+        piped, or with NO_COLOR set); reconnects when the broker goes away, until interrupted (Ctrl-C).
 
-        USAGE: coaty monitor [--broker <url>] [--namespace <ns>] [--all-namespaces] [--count <n>] [--payload]
+        USAGE: coaty monitor [--broker <url>] [--namespace <ns>] [--all-namespaces] [--count <n>] [--payload] [--json] [--sys]
 
         OPTIONS:
         \(connectionOptions)
           -a, --all-namespaces    Watch every namespace.
-          -c, --count <n>         Exit after n events.
+          -c, --count <n>         Exit after n lines (events, and with --sys statistics).
           --payload               Also print each payload.
+          --json                  Print one JSON object per line instead, for scripts.
+          --sys                   Also show the broker's $SYS/# statistics, as topic = value.
           -h, --help              Show help.
         """
 
@@ -108,9 +115,10 @@ enum Help {
         """
 
     static let call = """
-        OVERVIEW: Call a remote operation and print every Return that arrives within the timeout.
+        OVERVIEW: Call a remote operation and print its Returns: exits as soon as --count of them arrived,
+        else at the timeout; with status 1 if none arrived or one carries an error.
 
-        USAGE: coaty call <operation> [--params <json>] [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
+        USAGE: coaty call <operation> [--params <json>] [--count <n>] [--broker <url>] [--namespace <ns>] [--timeout <seconds>]
 
         ARGUMENTS:
           <operation>             The operation name, e.g. com.example.lights.switchLight.
@@ -118,7 +126,8 @@ enum Help {
         OPTIONS:
           --params <json>         Parameters: a JSON object (by name) or array (by position).
         \(connectionOptions)
-          -t, --timeout <seconds> How long to collect returns. (default: 2)
+          -c, --count <n>         How many Returns to wait for. (default: 1)
+          -t, --timeout <seconds> How long to wait for them. (default: 2)
           -h, --help              Show help.
         """
 

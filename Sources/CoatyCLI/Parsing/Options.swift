@@ -22,6 +22,10 @@ struct BrokerOptions: Equatable {
     var allowAnonymous: Bool?
     /// The TLS listener's options.
     var tls = BrokerTLSOptions()
+    /// The data directory for persistence (`--data-dir`), or `nil` to keep state in memory only.
+    var dataDirectory: String?
+    /// How often persistence syncs, in seconds (`--sync-interval`, which needs `--data-dir`).
+    var syncIntervalSeconds = 1.0
     var verbose = false
 
     /// The environment variables read, by the option they stand in for: the credentials, kept out of
@@ -42,6 +46,7 @@ struct BrokerOptions: Equatable {
         self.username = value("username")
         self.password = value("password")
         var scanner = ArgumentScanner(arguments, subcommand: "broker")
+        var syncIntervalGiven = false
         while let token = scanner.next() {
             switch token {
             case .option("host", let inline): self.host = try scanner.value(for: "host", inline: inline)
@@ -75,6 +80,12 @@ struct BrokerOptions: Equatable {
                 default:
                     throw UsageError("'--allow-anonymous' must be true or false, not '\(text)'", subcommand: "broker")
                 }
+            case .option("data-dir", let inline):
+                self.dataDirectory = try scanner.value(for: "data-dir", inline: inline)
+            case .option("sync-interval", let inline):
+                let text = try scanner.value(for: "sync-interval", inline: inline)
+                self.syncIntervalSeconds = try parseSeconds(text, option: "sync-interval", subcommand: "broker")
+                syncIntervalGiven = true
             case .option("verbose", let inline), .option("v", let inline):
                 self.verbose = try scanner.flag("verbose", inline: inline)
             case .option(let name, let inline):
@@ -85,6 +96,9 @@ struct BrokerOptions: Equatable {
             }
         }
         _ = try self.tls.listener()
+        if self.dataDirectory == nil, syncIntervalGiven {
+            throw UsageError("'--sync-interval' needs '--data-dir'", subcommand: "broker")
+        }
         if (self.username == nil) != (self.password == nil) {
             throw UsageError(
                 "'--username' and '--password' go together (COATY_BROKER_USERNAME and COATY_BROKER_PASSWORD too)",
@@ -227,6 +241,10 @@ struct MonitorOptions: Equatable {
     var allNamespaces = false
     var count: Int?
     var showPayload = false
+    /// `--json`: one JSON object per line instead of readable text.
+    var json = false
+    /// `--sys`: also show the broker's `$SYS/#` statistics topics.
+    var showSystemTopics = false
 
     init() {}
 
@@ -240,6 +258,8 @@ struct MonitorOptions: Equatable {
                 switch name {
                 case "all-namespaces", "a": self.allNamespaces = try scanner.flag(name, inline: inline)
                 case "payload": self.showPayload = try scanner.flag(name, inline: inline)
+                case "json": self.json = try scanner.flag(name, inline: inline)
+                case "sys": self.showSystemTopics = try scanner.flag(name, inline: inline)
                 case "count", "c":
                     self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "monitor")
                 default:
@@ -289,6 +309,8 @@ struct CallOptions: Equatable {
     /// The parameters as JSON text: an object (by name) or an array (by position).
     var parameters: String?
     var timeoutSeconds = 2.0
+    /// How many Returns to wait for (`--count`): the command returns as soon as they arrived.
+    var count = 1
 
     init() {}
 
@@ -306,6 +328,8 @@ struct CallOptions: Equatable {
                         try scanner.value(for: "timeout", inline: inline),
                         subcommand: "call"
                     )
+                case "count", "c":
+                    self.count = try parseCount(try scanner.value(for: "count", inline: inline), subcommand: "call")
                 case "params":
                     let text = try scanner.value(for: "params", inline: inline)
                     guard let first = text.first(where: { !$0.isWhitespace }), first == "{" || first == "[" else {
@@ -386,11 +410,11 @@ func parsePort(_ text: String, option: String = "port", subcommand: String) thro
     return port
 }
 
-func parseSeconds(_ text: String, subcommand: String) throws(UsageError) -> Double {
+func parseSeconds(_ text: String, option: String = "timeout", subcommand: String) throws(UsageError) -> Double {
     let trimmed = text.hasSuffix("s") ? String(text.dropLast()) : text
     guard let seconds = Double(trimmed), seconds > 0, seconds <= 3600 else {
         throw UsageError(
-            "'--timeout' must be a number of seconds from 0 to 3600, not '\(text)'",
+            "'--\(option)' must be a number of seconds from 0 to 3600, not '\(text)'",
             subcommand: subcommand
         )
     }

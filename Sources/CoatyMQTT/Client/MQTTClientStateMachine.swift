@@ -148,7 +148,11 @@ struct MQTTClientStateMachine: Sendable {
             )
             return .accepted(sessionPresent: connack.sessionPresent)
         case .connack(let connack):
-            error = TransportError(.connectionRefused, "the broker refused the connection: \(connack.returnCode)")
+            error = TransportError(
+                .connectionRefused,
+                "the broker refused the connection: \(connack.returnCode.reason) (\(connack.returnCode), "
+                    + "return code \(connack.returnCode.rawValue))"
+            )
         default:
             error = TransportError(.protocolViolation, "the broker sent \(packet.type) before CONNACK")
         }

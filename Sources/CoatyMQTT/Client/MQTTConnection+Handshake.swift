@@ -9,7 +9,8 @@ extension MQTTConnection {
     /// - Returns: A decoder holding any bytes received after the CONNACK, for the reader, and whether
     ///   the broker kept a session for the client (CONNACK's session present flag).
     /// - Throws: `TransportError` `.connectionRefused` (non-zero return code), `.protocolViolation`,
-    ///   `.connectFailed`; `CancellationError`. The connection is closed when this throws.
+    ///   `.connectFailed` (with an `MQTTHandshakeFailure` as its cause); `CancellationError`. The
+    ///   connection is closed when this throws.
     func handshake(_ connect: MQTTConnectPacket) async throws -> (MQTTPacketDecoder, sessionPresent: Bool) {
         do {
             return try await self.exchangeConnect(connect)
@@ -35,7 +36,11 @@ extension MQTTConnection {
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw TransportError(.connectFailed, "cannot send CONNECT to \(self.broker)", underlying: error)
+            throw TransportError(
+                .connectFailed,
+                "cannot send CONNECT to \(self.broker)",
+                underlying: MQTTHandshakeFailure(cause: error)
+            )
         }
         let sent = self.clock.now
         self.machine.withLock { $0.connectWritten(at: sent) }
@@ -67,10 +72,18 @@ extension MQTTConnection {
             } catch let error as CancellationError {
                 throw error
             } catch {
-                throw TransportError(.connectFailed, "no CONNACK from \(self.broker)", underlying: error)
+                throw TransportError(
+                    .connectFailed,
+                    "no CONNACK from \(self.broker)",
+                    underlying: MQTTHandshakeFailure(cause: error)
+                )
             }
             guard !chunk.isEmpty else {
-                throw TransportError(.connectFailed, "\(self.broker) closed the connection before CONNACK")
+                throw TransportError(
+                    .connectFailed,
+                    "\(self.broker) closed the connection with no CONNACK",
+                    underlying: MQTTHandshakeFailure()
+                )
             }
             decoder.append(chunk)
         }

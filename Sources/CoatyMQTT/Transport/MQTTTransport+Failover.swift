@@ -9,21 +9,34 @@ extension MQTTTransport {
     /// - Returns: The connection, the decoder holding what arrived after the CONNACK, and whether
     ///   the broker kept a session.
     /// - Throws: `TransportError` (`.connectFailed`, `.timedOut`, `.connectionRefused`,
-    ///   `.protocolViolation`); `CancellationError`.
+    ///   `.protocolViolation`); `CancellationError`. A failure after the broker accepted the connection
+    ///   (`.timedOut` or `.connectFailed` with no CONNACK) has an ``MQTTHandshakeFailure`` as its cause.
     static func connect(
         to broker: MQTTBrokerAddress,
         _ connect: MQTTConnectPacket,
         configuration: Configuration,
         onMessage: @escaping @Sendable (TransportMessage) -> Void
     ) async throws -> (MQTTConnection, MQTTPacketDecoder, Bool) {
-        try await withTimeout(
+        let opened = OpenedFlag()
+        return try await withTimeout(
             configuration.connectTimeout,
             clock: ElapsedClock(configuration.clock),
             timeoutError: {
-                TransportError(.timedOut, "no connection to \(broker) within \(configuration.connectTimeout)")
+                guard opened.value.load(ordering: .acquiring) else {
+                    return TransportError(
+                        .timedOut,
+                        "no connection to \(broker) within \(configuration.connectTimeout)"
+                    )
+                }
+                return TransportError(
+                    .timedOut,
+                    "\(broker) accepted the connection but sent no CONNACK within \(configuration.connectTimeout)",
+                    underlying: MQTTHandshakeFailure()
+                )
             }
         ) { () async throws -> (MQTTConnection, MQTTPacketDecoder, Bool) in
             let socket = try await Self.open(broker, configuration: configuration)
+            opened.value.store(true, ordering: .releasing)
             let connection = MQTTConnection(
                 socket: socket,
                 broker: broker,
@@ -54,4 +67,9 @@ extension MQTTTransport {
 /// Which of an ``MQTTTransport``'s brokers to try first, shared by the transport's copies.
 final class PreferredBroker: Sendable {
     let index = Mutex(0)
+}
+
+/// Whether a connect attempt got as far as an open connection, for the timeout's message.
+private final class OpenedFlag: Sendable {
+    let value = Atomic(false)
 }

@@ -27,3 +27,17 @@ package enum MQTTConnectReturnCode: UInt8, Sendable, Hashable, CaseIterable {
     /// 5: the client is not authorized to connect.
     case notAuthorized = 5
 }
+
+extension MQTTConnectReturnCode {
+    /// The return code in words, for messages: "bad user name or password".
+    package var reason: String {
+        switch self {
+        case .accepted: "accepted"
+        case .unacceptableProtocolVersion: "the broker does not speak MQTT 3.1.1"
+        case .identifierRejected: "the client identifier is not allowed"
+        case .serverUnavailable: "the MQTT service is unavailable"
+        case .badUsernameOrPassword: "bad user name or password"
+        case .notAuthorized: "not authorised"
+        }
+    }
+}

@@ -120,6 +120,33 @@ enum PlatformShims {
     }
 
     /// `close(2)`.
+    /// `open(2)` for a file (a name that ``AppendOnlyFile/open(_:)`` shadows); -1 with `errno` on failure.
+    static func openFile(_ path: String, flags: Int32, mode: mode_t) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.open(path, flags, mode)
+        #elseif canImport(Darwin)
+            Darwin.open(path, flags, mode)
+        #endif
+    }
+
+    /// `write(2)` (a name that file types shadow); -1 with `errno` on failure.
+    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+            Glibc.write(fd, buffer, count)
+        #elseif canImport(Darwin)
+            Darwin.write(fd, buffer, count)
+        #endif
+    }
+
+    /// `rename(2)` (a name that ``FileSystem/rename(_:to:)`` shadows); -1 with `errno` on failure.
+    static func rename(_ source: String, _ destination: String) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.rename(source, destination)
+        #elseif canImport(Darwin)
+            Darwin.rename(source, destination)
+        #endif
+    }
+
     static func close(_ fd: Int32) {
         #if canImport(Glibc)
             _ = Glibc.close(fd)

@@ -80,12 +80,15 @@ package final class ChildProcess: Sendable {
     ///   - arguments: Its arguments, without the program name.
     ///   - input: What it reads on standard input.
     ///   - captureOutput: Whether to keep standard output and error for ``output`` and ``errorOutput``.
+    ///   - environment: Variables to set (or, with an empty value, to set empty) on top of the
+    ///     inherited environment.
     /// - Throws: ``ChildProcessError`` if the program cannot be started.
     package static func spawn(
         _ executable: String,
         _ arguments: [String],
         input: Input = .none,
-        captureOutput: Bool = false
+        captureOutput: Bool = false,
+        environment: [String: String] = [:]
     ) throws -> ChildProcess {
         let directory = FileManager.default.temporaryDirectory.path
         let stem = "\(directory)/coaty-child-\(UUID().uuidString)"
@@ -144,8 +147,11 @@ package final class ChildProcess: Sendable {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for variable in envp { free(variable) } }
         var pid: pid_t = 0
-        let result = spawnLock.withLock { _ in posix_spawn(&pid, executable, &actions, &attributes, argv, environ) }
+        let result = spawnLock.withLock { _ in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
         if let pipeEnds { close(pipeEnds.read) }
         guard result == 0 else {
             if let pipeEnds { close(pipeEnds.write) }
@@ -311,13 +317,20 @@ package struct ProcessResult: Sendable {
 ///   - executable: The path of the executable.
 ///   - arguments: Its arguments.
 ///   - input: Bytes for its standard input, which then reaches end of file.
+///   - environment: Variables to set on top of the inherited environment.
 /// - Throws: ``ChildProcessError`` if it cannot be started.
-package func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil) async throws -> ProcessResult {
+package func runProcess(
+    _ executable: String,
+    _ arguments: [String],
+    input: Data? = nil,
+    environment: [String: String] = [:]
+) async throws -> ProcessResult {
     let child = try ChildProcess.spawn(
         executable,
         arguments,
         input: input.map { .bytes(Array($0)) } ?? .none,
-        captureOutput: true
+        captureOutput: true,
+        environment: environment
     )
     let status = await withTaskCancellationHandler {
         await child.waitForExit()

@@ -39,16 +39,19 @@ package struct Mosquitto: Sendable {
     /// Starts mosquitto (anonymous access, loopback only, no persistence), waits until it accepts
     /// connections, runs `body`, and stops it — also when `body` throws.
     ///
-    /// - Parameter listenerOptions: Lines of mosquitto.conf for the listener, for example
-    ///   `certfile …` and `keyfile …` for a TLS listener.
+    /// - Parameters:
+    ///   - listenerOptions: Lines of mosquitto.conf for the listener, for example `certfile …` and
+    ///     `keyfile …` for a TLS listener, or `password_file …`.
+    ///   - allowAnonymous: Whether clients without a user name may connect.
     /// - Throws: ``MosquittoError`` if mosquitto is missing or does not start listening within 10 s;
     ///   what `body` throws.
     package static func withRunning<Result>(
         listenerOptions: [String] = [],
+        allowAnonymous: Bool = true,
         _ body: (Mosquitto) async throws -> Result
     ) async throws -> Result {
         let port = try Self.freePort()
-        let process = try await Self.start(port: port, listenerOptions: listenerOptions)
+        let process = try await Self.start(port: port, listenerOptions: listenerOptions, allowAnonymous: allowAnonymous)
         defer { Self.kill(process) }
         return try await body(Mosquitto(port: port))
     }
@@ -60,9 +63,15 @@ package struct Mosquitto: Sendable {
 
     /// Starts a mosquitto process on `port` and waits until it listens. Stop it with ``kill(_:)``.
     ///
-    /// - Parameter listenerOptions: Lines of mosquitto.conf for the listener.
+    /// - Parameters:
+    ///   - listenerOptions: Lines of mosquitto.conf for the listener.
+    ///   - allowAnonymous: Whether clients without a user name may connect.
     /// - Throws: ``MosquittoError`` if mosquitto is missing, exits, or does not listen within 10 s.
-    package static func start(port: Int, listenerOptions: [String] = []) async throws -> ChildProcess {
+    package static func start(
+        port: Int,
+        listenerOptions: [String] = [],
+        allowAnonymous: Bool = true
+    ) async throws -> ChildProcess {
         guard let executable = Self.executablePath else { throw MosquittoError("mosquitto is not installed") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coaty-mosquitto-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -70,7 +79,7 @@ package struct Mosquitto: Sendable {
         let config = directory.appendingPathComponent("mosquitto.conf")
         let lines =
             ["listener \(port) 127.0.0.1"] + listenerOptions + [
-                "allow_anonymous true", "persistence false", "max_inflight_messages 0",
+                "allow_anonymous \(allowAnonymous)", "persistence false", "max_inflight_messages 0",
             ]
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
         let process = try ChildProcess.spawn(executable, ["-c", config.path])

@@ -65,6 +65,8 @@ struct ClientConnection: Sendable {
         var congestedConnections: Set<ConnectionID> = []
         /// Consumers found stuck, with their progress counter then: not waited for until it moves.
         var stuckConsumers: [String: UInt64] = [:]
+        /// Reads since the reader last yielded its thread.
+        var readsSinceYield = 0
 
         init(decoder: MQTTPacketDecoder) { self.decoder = decoder }
     }
@@ -112,8 +114,8 @@ struct ClientConnection: Sendable {
     // A task keeps the memory its deepest chain of frames needed until it ends (in slabs of about
     // 1 KiB), so everything they do synchronously (setting up, handling packets, encoding, cleaning
     // up, logging) is in functions of its own, never inlined into them, and the reader's state is one
-    // object instead of a value in the frame. That took the heap of an idle connection from 9.4 to
-    // 6.4 KiB (see Docs/Broker.md).
+    // object instead of a value in the frame; the writer's wait has no cancellation handler (see
+    // `Outbox.next()`). An idle connection's heap is about 7.8 KiB (see Docs/Broker.md).
 
     /// Makes the reader's state, the connection's outbox and its activity watch, and registers the
     /// watch with the sweeper.
@@ -194,11 +196,14 @@ struct ClientConnection: Sendable {
 
     // MARK: - Reader
 
+    /// The most bytes one read takes from the socket.
+    static let readSize = 65_536
+
     private func read(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) async -> CloseReason {
         while true {
             let bytes: [UInt8]
             do {
-                bytes = try await self.socket.read()
+                bytes = try await self.socket.read(maxBytes: Self.readSize)
             } catch is CancellationError {
                 return .cancelled
             } catch {
@@ -209,9 +214,16 @@ struct ClientConnection: Sendable {
             }
             if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
             self.broker.traffic.received(bytes: bytes.count)
-            // A read that finds data does not suspend; yield so that a client that keeps sending cannot
-            // monopolise an executor thread and starve the writers that drain its messages.
-            await Task.yield()
+            // A read that finds data does not suspend; yield now and then so that a client that keeps
+            // sending cannot monopolise an executor thread and starve the writers that drain its
+            // messages: after a full read (more is waiting) or every 16 reads. Not after every read: a
+            // yield is a trip through the executor's queue, often to another thread, on the path of
+            // every message.
+            state.readsSinceYield += 1
+            if bytes.count >= Self.readSize || state.readsSinceYield >= 16 {
+                state.readsSinceYield = 0
+                await Task.yield()
+            }
             if !state.sawFirstByte {
                 state.sawFirstByte = true
                 // Reject a non-CONNECT first packet from its first byte, before buffering anything.

@@ -328,12 +328,17 @@ public final class MQTTBroker: Sendable {
     }
 
     /// Enforces connect timeouts and keep-alives: every 250 ms, closes connections past their deadline.
+    /// Also returns the memory of many closed connections to the operating system (see ``MemoryTrim``).
     private func sweepDeadlines() async throws {
+        var memoryTrim = MemoryTrim()
         while true {
             try await Task.sleep(for: .milliseconds(250))
             let watches = self.watches.withLock { Array($0.values) }
             let now = ContinuousClock.now
             for watch in watches { watch.check(now: now) }
+            if memoryTrim.observe(openConnections: self.openConnections.load(ordering: .relaxed)) {
+                MemoryTrim.trim()
+            }
         }
     }
 

@@ -95,7 +95,7 @@ struct TLSOptionsTests {
             let url = "mqtts://127.0.0.1:\(try #require(broker.tlsPort))"
             guard
                 case .discover(let options) = try Command(parsing: [
-                    "discover", "-b", url, "--cafile", certificates.caFile, "--timeout", "0.5",
+                    "discover", "-b", url, "--cafile", certificates.caFile, "--timeout", "3",
                 ])
             else {
                 Issue.record("not a discover command")

@@ -112,15 +112,7 @@ struct HandlerTests {
     /// requests release their response subscriptions through the send loop, in batches, not one
     /// wake-up each, and the next wake-up releases them all.
     @Test func finishedRequestsReleaseTheirResponseSubscriptionsInBatches() async throws {
-        let bus = InProcessBus()
-        let caller = CommunicationManager(
-            transport: WrappingTransport(base: InProcessTransport(bus: bus)) { WaitingUnsubscribeConnection(base: $0) },
-            configuration: .init(identity: Identity(name: "caller"))
-        )
-        let callee = CommunicationManager(
-            transport: InProcessTransport(bus: bus),
-            configuration: .init(identity: Identity(name: "callee"))
-        )
+        let (caller, callee, bus) = Self.callerAndCallee { WaitingUnsubscribeConnection(base: $0) }
         try await withOnline([caller, callee]) {
             let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
@@ -145,18 +137,8 @@ struct HandlerTests {
     /// A request's response subscription and the request itself are handed to the connection inside
     /// one `coalescingWrites` call, so that an MQTT connection writes them together.
     @Test func aRequestsSubscriptionAndPublicationAreHandedOverTogether() async throws {
-        let bus = InProcessBus()
         let log = EntryLog()
-        let caller = CommunicationManager(
-            transport: WrappingTransport(base: InProcessTransport(bus: bus)) {
-                RecordingConnection(base: $0, log: log)
-            },
-            configuration: .init(identity: Identity(name: "caller"))
-        )
-        let callee = CommunicationManager(
-            transport: InProcessTransport(bus: bus),
-            configuration: .init(identity: Identity(name: "callee"))
-        )
+        let (caller, callee, _) = Self.callerAndCallee { RecordingConnection(base: $0, log: log) }
         try await withOnline([caller, callee]) {
             let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
@@ -165,6 +147,22 @@ struct HandlerTests {
             let entries = log.entries.withLock { $0 }
             #expect(Array(entries.prefix(4)) == ["begin", "subscribe /RTN", "publish /CLL:", "end"], "\(entries)")
         }
+    }
+
+    /// A caller whose connections are wrapped by `wrap` and a plain callee, on one in-process bus.
+    private static func callerAndCallee(
+        wrap: @escaping @Sendable (any TransportConnection) -> any TransportConnection
+    ) -> (caller: CommunicationManager, callee: CommunicationManager, bus: InProcessBus) {
+        let bus = InProcessBus()
+        let caller = CommunicationManager(
+            transport: WrappingTransport(base: InProcessTransport(bus: bus), wrap: wrap),
+            configuration: .init(identity: Identity(name: "caller"))
+        )
+        let callee = CommunicationManager(
+            transport: InProcessTransport(bus: bus),
+            configuration: .init(identity: Identity(name: "callee"))
+        )
+        return (caller, callee, bus)
     }
 
     private static func filters(of clientID: String, on bus: InProcessBus) -> [String] {

@@ -223,15 +223,7 @@ struct BrokerTLSListenerTests {
             while let chunk = try? await tcp.read(), !chunk.isEmpty { received += chunk.count }
             #expect(received < 1_000)
             tcp.close()
-            let transport = MQTTTransport(
-                configuration: .init(
-                    brokerURL: "mqtts://127.0.0.1:\(port)",
-                    tls: .init(trustedCertificates: .file(certificates.caFile))
-                )
-            )
-            try await transport.withConnection(.init(clientID: "after"), onMessage: { _ in }) { connection in
-                try await connection.publish(TransportMessage(topic: "a", payload: [1], qos: .atLeastOnce))
-            }
+            try await expectTLSListenerServes(port: port, caFile: certificates.caFile)
         }
     }
 

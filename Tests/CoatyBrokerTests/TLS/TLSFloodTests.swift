@@ -86,15 +86,7 @@ struct TLSFloodTests {
             // offered up to 256 MiB.
             #expect(growth < 64 << 20, "resident memory grew by \(growth >> 20) MiB")
 
-            let transport = MQTTTransport(
-                configuration: .init(
-                    brokerURL: "mqtts://127.0.0.1:\(port)",
-                    tls: .init(trustedCertificates: .file(certificates.caFile))
-                )
-            )
-            try await transport.withConnection(.init(clientID: "after"), onMessage: { _ in }) { connection in
-                try await connection.publish(TransportMessage(topic: "a", payload: [1], qos: .atLeastOnce))
-            }
+            try await expectTLSListenerServes(port: port, caFile: certificates.caFile)
         }
     }
 

@@ -41,6 +41,14 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
 }
 
+/// The CPU time this process has used, user and system, all threads.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// Writes a line at once, also into a pipe or file, so a long run shows its progress.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -66,6 +74,8 @@ struct Series {
     let broker: String
     let tripper: any RoundTripper
     var latencies: [Double] = []
+    /// CPU seconds this process (both ends of the exchange; not the broker) spent in the rounds.
+    var cpu = 0.0
 
     var median: Double { percentile(self.latencies, 0.5) }
     var p99: Double { percentile(self.latencies, 0.99) }
@@ -112,7 +122,9 @@ func roundTrips(tls: Bool) async throws {
     for item in series { _ = try await item.tripper.measure(roundTripsPerRound) }
     for _ in 0..<rounds {
         for index in series.indices {
+            let before = processCPUSeconds()
             series[index].latencies += try await series[index].tripper.measure(roundTripsPerRound)
+            series[index].cpu += processCPUSeconds() - before
         }
     }
     for item in series { try await item.tripper.close() }
@@ -121,7 +133,10 @@ func roundTrips(tls: Bool) async throws {
     say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round")
     for item in series {
         let label = "\(item.kind) via \(item.broker)".padding(toLength: 40, withPad: " ", startingAt: 0)
-        say("  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs")
+        let cpu = item.cpu / Double(item.latencies.count) * 1e6
+        say(
+            "  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs   CPU of both ends \(format(cpu, 1)) µs"
+        )
     }
     func find(_ kind: String, _ broker: String) -> Series? { series.first { $0.kind == kind && $0.broker == broker } }
     guard let coatyMosquitto = find("Call → Return", "mosquitto"), let rawMosquitto = find("ping-pong", "mosquitto"),

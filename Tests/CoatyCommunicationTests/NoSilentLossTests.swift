@@ -102,10 +102,13 @@ struct NoSilentLossTests {
         )
         let diagnostics = rewriting.observeDiagnostics()
         try await withOnline([rewriting, publisher]) {
-            _ = try await rewriting.observeAdvertise(objectType: "com.example.Light")
+            // Kept until the end: a stream dropped at once releases its subscription, and the
+            // message would then not arrive at all.
+            let lights = try await rewriting.observeAdvertise(objectType: "com.example.Light")
             try await publisher.publish(AdvertiseEvent(CoatyObject(objectType: "com.example.Light", name: "l")))
             let diagnostic = await diagnostics.first { $0.kind == .invalidInboundEvent }
             #expect(diagnostic?.topic.contains("ADV::com/example/Light/") == true)
+            withExtendedLifetime(lights) {}
         }
     }
 }

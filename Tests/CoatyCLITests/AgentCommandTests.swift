@@ -28,13 +28,7 @@ struct AgentCommandTests {
             let calls = try await managers[0].observeCall("com.example.add")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await call in calls {
-                        if let a = call.parameter(at: 0)?.intValue, let b = call.parameter(at: 1)?.intValue {
-                            try call.returnResult(.int(a + b))
-                        } else {
-                            try call.returnError(RemoteCallError(code: -32602, message: "Invalid params"))
-                        }
-                    }
+                    for await call in calls { try answerAdd(call) }
                 }
                 let lines = LineSink()
                 var options = CallOptions()

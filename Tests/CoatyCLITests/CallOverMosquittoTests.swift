@@ -88,13 +88,7 @@ struct CallOverMosquittoTests {
                     let calls = try await manager.observeCall("com.example.add")
                     group.addTask { try await manager.run() }
                     group.addTask {
-                        for await call in calls {
-                            if let a = call.parameter(at: 0)?.intValue, let b = call.parameter(at: 1)?.intValue {
-                                try call.returnResult(.int(a + b))
-                            } else {
-                                try call.returnError(RemoteCallError(code: -32602, message: "Invalid params"))
-                            }
-                        }
+                        for await call in calls { try answerAdd(call) }
                     }
                     _ = await states.first { $0 == .online }
                 }

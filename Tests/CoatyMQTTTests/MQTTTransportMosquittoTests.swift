@@ -52,22 +52,7 @@ struct MQTTTransportMosquittoTests {
         _ body: (_ caller: CommunicationManager, _ callee: CommunicationManager) async throws -> Void
     ) async throws {
         try await Mosquitto.withRunning { broker in
-            let managers = ["caller", "callee"].map { name in
-                CommunicationManager(
-                    transport: self.transport(broker),
-                    configuration: .init(identity: Identity(name: name))
-                )
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for manager in managers {
-                    let states = manager.observeCommunicationState()
-                    group.addTask { try await manager.run() }
-                    _ = await states.first { $0 == .online }
-                }
-                try await body(managers[0], managers[1])
-                for manager in managers { manager.finish() }
-                try await group.waitForAll()
-            }
+            try await CoatyMQTTTests.withCallerAndCallee(over: self.transport(broker), body)
         }
     }
 

@@ -94,19 +94,22 @@ struct BrokerTLSListenerTests {
         }
     }
 
-    /// paho subscribes over TLS, then publishes (QoS 1) to its own topic and prints what it gets back.
+    /// paho over TLS (`tls_set`), over TCP or, with `websockets`, over WebSocket at `/mqtt`: subscribes
+    /// to a topic, then publishes (QoS 1) a payload to another (or the same) one, and prints the first
+    /// message it gets. Arguments: port, CA file, transport, client id, subscription, topic, payload.
     static let pahoScript = #"""
         import os, sys, threading, paho.mqtt.client as mqtt
         threading.Timer(20, lambda: os._exit(3)).start()
-        port, ca = int(sys.argv[1]), sys.argv[2]
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="paho-tls")
+        port, ca, transport, client, sub, topic, payload = sys.argv[1:8]
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client, transport=transport)
+        if transport == "websockets": c.ws_set_options(path="/mqtt")
         c.tls_set(ca_certs=ca)
-        def on_connect(c, u, *a): c.subscribe("tls/paho", qos=1)
-        def on_subscribe(c, u, *a): c.publish("tls/paho", b"paho over TLS", qos=1)
+        def on_connect(c, u, *a): c.subscribe(sub, qos=1)
+        def on_subscribe(c, u, *a): c.publish(topic, payload.encode(), qos=1)
         def on_message(c, u, m):
             sys.stdout.write(f"{m.topic} {m.payload.decode()}\n"); sys.stdout.flush(); c.disconnect()
         c.on_connect, c.on_subscribe, c.on_message = on_connect, on_subscribe, on_message
-        c.connect("localhost", port, 60)
+        c.connect("localhost", int(port), 60)
         c.loop_forever(timeout=1.0)
         os._exit(0)
         """#
@@ -115,32 +118,17 @@ struct BrokerTLSListenerTests {
         try await self.withTLSBroker { _, port, certificates in
             let result = try await runProcess(
                 "/usr/bin/env",
-                ["python3", "-c", Self.pahoScript, "\(port)", certificates.caFile]
+                [
+                    "python3", "-c", Self.pahoScript, "\(port)", certificates.caFile, "tcp", "paho-tls", "tls/paho",
+                    "tls/paho", "paho over TLS",
+                ]
             )
             #expect(result.status == 0, "\(result.errorOutput)")
             #expect(result.output == "tls/paho paho over TLS\n")
         }
     }
 
-    /// paho over WebSocket over TLS (`transport="websockets"` with `tls_set`) exchanges a message
-    /// with our client over `wss://`.
-    static let pahoWebSocketScript = #"""
-        import os, sys, threading, paho.mqtt.client as mqtt
-        threading.Timer(20, lambda: os._exit(3)).start()
-        port, ca = int(sys.argv[1]), sys.argv[2]
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="paho-wss", transport="websockets")
-        c.ws_set_options(path="/mqtt")
-        c.tls_set(ca_certs=ca)
-        def on_connect(c, u, *a): c.subscribe("wss/to-paho", qos=1)
-        def on_subscribe(c, u, *a): c.publish("wss/from-paho", b"paho over wss", qos=1)
-        def on_message(c, u, m):
-            sys.stdout.write(f"{m.topic} {m.payload.decode()}\n"); sys.stdout.flush(); c.disconnect()
-        c.on_connect, c.on_subscribe, c.on_message = on_connect, on_subscribe, on_message
-        c.connect("localhost", port, 60)
-        c.loop_forever(timeout=1.0)
-        os._exit(0)
-        """#
-
+    /// paho over WebSocket over TLS exchanges a message with our client over `wss://`.
     @Test func pahoAndOurClientOverSecureWebSocket() async throws {
         try await self.withTLSBroker(webSocketPort: 0) { broker, _, certificates in
             let port = try #require(broker.secureWebSocketPort)
@@ -158,7 +146,10 @@ struct BrokerTLSListenerTests {
                     group.addTask {
                         try await runProcess(
                             "/usr/bin/env",
-                            ["python3", "-c", Self.pahoWebSocketScript, "\(port)", certificates.caFile]
+                            [
+                                "python3", "-c", Self.pahoScript, "\(port)", certificates.caFile, "websockets",
+                                "paho-wss", "wss/to-paho", "wss/from-paho", "paho over wss",
+                            ]
                         )
                     }
                     var iterator = messages.makeAsyncIterator()

@@ -75,25 +75,16 @@ struct MQTTTransportTLSTests {
     @Test func callAndReturnBetweenManagers() async throws {
         try await self.withTLSMosquitto { certificates, port in
             let tls = MQTTTransport.TLSOptions(trustedCertificates: .file(certificates.caFile))
-            let managers = ["caller", "callee"].map { name in
-                CommunicationManager(
-                    transport: self.transport("mqtts://127.0.0.1:\(port)", tls: tls),
-                    configuration: .init(identity: Identity(name: name))
-                )
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for manager in managers {
-                    let states = manager.observeCommunicationState()
-                    group.addTask { try await manager.run() }
-                    _ = await states.first { $0 == .online }
-                }
-                let registration = try await managers[1].handleCalls("com.example.square") { call in
+            try await withCallerAndCallee(over: self.transport("mqtts://127.0.0.1:\(port)", tls: tls)) {
+                caller,
+                callee in
+                let registration = try await callee.handleCalls("com.example.square") { call in
                     let value = call.parameter(at: 0)?.intValue ?? 0
                     try call.returnResult(.int(value * value))
                 }
                 var results: [Int] = []
                 for value in 0..<10 {
-                    let reply = try await managers[0].call(
+                    let reply = try await caller.call(
                         CallEvent(operation: "com.example.square", parameters: [.int(value)])
                     )
                     .first(timeout: .seconds(10))
@@ -101,8 +92,6 @@ struct MQTTTransportTLSTests {
                 }
                 registration.cancel()
                 #expect(results == (0..<10).map { $0 * $0 })
-                for manager in managers { manager.finish() }
-                try await group.waitForAll()
             }
         }
     }

@@ -38,15 +38,7 @@ struct BrokerProcess {
     let process: ChildProcess
     let port: Int
 
-    var residentKiB: Int { Self.residentKiB(pid: self.process.processIdentifier) }
-
-    static func residentKiB(pid: Int32) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        }
-        return 0
-    }
+    var residentKiB: Int { BenchmarkSupport.residentKiB(ofProcess: self.process.processIdentifier) }
 
     /// Starts the embedded broker; `inFlight` sets its QoS 1/2 window per client (default 20).
     static func embedded(inFlight: Int? = nil) throws -> BrokerProcess {

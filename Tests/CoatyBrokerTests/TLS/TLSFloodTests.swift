@@ -53,7 +53,7 @@ struct TLSFloodTests {
                 )
                 .encode(into: &chunk)
             }
-            let residentBefore = Self.residentBytes()
+            let residentBefore = residentKiB(ofProcess: getpid()) << 10
             let flood = chunk
             let reason = await withTaskGroup(of: String?.self, returning: String?.self) { group in
                 group.addTask {
@@ -80,7 +80,7 @@ struct TLSFloodTests {
                 }
                 return nil
             }
-            let growth = Self.residentBytes() - residentBefore
+            let growth = (residentKiB(ofProcess: getpid()) << 10) - residentBefore
             #expect(reason?.hasPrefix("slow consumer: ") == true, "\(reason ?? "not dropped")")
             // Socket and TLS buffers and the client's queue, with room for the allocator; the flood
             // offered up to 256 MiB.
@@ -88,14 +88,5 @@ struct TLSFloodTests {
 
             try await expectTLSListenerServes(port: port, caFile: certificates.caFile)
         }
-    }
-
-    /// This process's resident set size, from /proc/self/status.
-    private static func residentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kibibytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { return 0 }
-        return kibibytes << 10
     }
 }

@@ -289,6 +289,14 @@ package final class ChildProcess: Sendable {
 /// Held while creating inheritable-for-a-moment descriptors and while spawning.
 private let spawnLock = Mutex(())
 
+/// The resident set size of process `pid` in KiB (`VmRSS` in /proc/PID/status; 0 if unreadable).
+package func residentKiB(ofProcess pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
 /// Why a ``ChildProcess`` could not be started.
 package struct ChildProcessError: Error, CustomStringConvertible {
     /// What went wrong.

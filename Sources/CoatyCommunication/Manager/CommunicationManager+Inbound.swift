@@ -44,6 +44,7 @@ extension CommunicationManager {
             // Moving instead of copying saves retaining each of its strings, about ten for a Call.
             if code != .ioValue, let topic = coatyTopic.take() {
                 let responseRoute = code.isTwoWay && !code.isResponse ? self.responseRoute(for: topic) : nil
+                let unusableLevels = topic.unusableValues
                 do {
                     event = try InboundEvent.decode(
                         message,
@@ -55,7 +56,7 @@ extension CommunicationManager {
                     self.report(.init(kind: .invalidInboundEvent, topic: message.topic, reason: error.message))
                     return
                 }
-                for reason in event?.unusableValues ?? [] {
+                for reason in unusableLevels + (event?.unusableValues ?? []) {
                     self.report(.init(kind: .unusableValue, topic: message.topic, reason: reason))
                 }
             }

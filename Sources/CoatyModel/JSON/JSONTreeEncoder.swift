@@ -97,12 +97,14 @@ final class JSONTreeEncoder: Encoder {
     // MARK: Entry points
 
     /// Encodes a value and returns its tree.
-    static func encode(_ value: some Encodable, userInfo: [CodingUserInfoKey: Any]) throws -> EncodedJSON {
+    static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: Any]) throws -> EncodedJSON {
         let encoder = JSONTreeEncoder(session: EncodingSession(userInfo: userInfo))
         if let direct = try encoder.directValue(value, path: []) { return direct }
-        if let object = value as? CoatyObject {
+        // A metatype check, not `value as? CoatyObject`: most values encoded here are payload structs,
+        // and a failed cast of a struct to a class searches the runtime's conformance tables.
+        if T.self is CoatyObject.Type {
             // The root of an object graph's table entry is written here, never as a reference.
-            try encoder.encodeObjectInline(object)
+            try encoder.encodeObjectInline(value as! CoatyObject)
         } else {
             try value.encode(to: encoder)
         }

@@ -67,19 +67,33 @@ struct JSONValueDecoder: Decoder {
             }
             return unsafeBitCast(members, to: T.self)
         }
-        if T.self is CoatyObject.Type {
-            let object = try ObjectFamily.current(in: self).decodeObject(from: self)
-            guard let result = object as? T else {
-                throw CoatyJSONDecoder.mismatch(object, expected: T.self, codingPath: self.codingPath)
-            }
-            return result
-        }
+        if T.self is CoatyObject.Type { return try self.unboxObject(T.self) }
         if let entries = self.context.valueEntries, let entry = entries[ObjectIdentifier(T.self)] {
-            let options = self.context.options ?? ObjectDecodingOptions()
-            // The entry was registered for `T`, so it returns a `T`.
-            return try entry.decode(self, options) as! T
+            return try self.unbox(T.self, through: entry)
         }
         return try T(from: self)
+    }
+
+    // The two rare paths of `unbox(_:)` are functions of their own, never inlined into it: their
+    // casts need the metadata of `T?`, which the unspecialised `unbox(_:)` would otherwise look up in
+    // the runtime's cache on entry, for every value it unboxes.
+
+    /// A ``CoatyObject`` of class `T`, decoded through the decode's ``ObjectFamily``.
+    @inline(never)
+    private func unboxObject<T: Decodable>(_ type: T.Type) throws -> T {
+        let object = try ObjectFamily.current(in: self).decodeObject(from: self)
+        guard let result = object as? T else {
+            throw CoatyJSONDecoder.mismatch(object, expected: T.self, codingPath: self.codingPath)
+        }
+        return result
+    }
+
+    /// A value decoded by the family's value entry for `T`.
+    @inline(never)
+    private func unbox<T: Decodable>(_ type: T.Type, through entry: ObjectFamily.ValueEntry) throws -> T {
+        let options = self.context.options ?? ObjectDecodingOptions()
+        // The entry was registered for `T`, so it returns a `T`.
+        return try entry.decode(self, options) as! T
     }
 
     func unboxBool() throws -> Bool {

@@ -4,22 +4,94 @@ import CoatyCore
 /// commands (the join is going out) until it is lost or closed. Carried by the phases that have it:
 /// a lost connection takes all of it along, so nothing of one connection can leak into the next.
 struct ConnectedSession<Connection: Sendable>: Sendable {
-    let connection: Connection
+    /// The session's fields, copied on write. Matching a phase that carries a session copies it (the
+    /// hot paths read the phase for every request and release), and a copy is then one retain instead
+    /// of one per field; ``ManagerStateMachine/withSession(onlineOnly:_:)`` keeps the storage unique,
+    /// so changing it in place copies nothing.
+    private final class Storage: @unchecked Sendable {
+        // Unchecked: a storage is changed only while uniquely referenced (`makeUnique()`), so a shared
+        // one is never written.
+        let connection: Connection
+        var control: ControlQueue
+        var subscribing: [TopicFilter: PendingSubscription]
+        var directReleases: Set<TopicFilter>
+        var sendLoop: SendLoop
+
+        init(
+            connection: Connection,
+            control: ControlQueue = ControlQueue(),
+            subscribing: [TopicFilter: PendingSubscription] = [:],
+            directReleases: Set<TopicFilter> = [],
+            sendLoop: SendLoop = .running
+        ) {
+            self.connection = connection
+            self.control = control
+            self.subscribing = subscribing
+            self.directReleases = directReleases
+            self.sendLoop = sendLoop
+        }
+
+        func copy() -> Storage {
+            Storage(
+                connection: self.connection,
+                control: self.control,
+                subscribing: self.subscribing,
+                directReleases: self.directReleases,
+                sendLoop: self.sendLoop
+            )
+        }
+    }
+
+    private var storage: Storage
+
+    init(connection: Connection) {
+        self.storage = Storage(connection: connection)
+    }
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&self.storage) { self.storage = self.storage.copy() }
+    }
+
+    var connection: Connection { self.storage.connection }
+
     /// The commands waiting for the send loop.
-    var control = ControlQueue()
+    var control: ControlQueue {
+        get { self.storage.control }
+        _modify {
+            self.makeUnique()
+            yield &self.storage.control
+        }
+    }
+
     /// The filters whose subscription was claimed and waits for the connection's confirmation, with
     /// the observations waiting for it. The routing table counts them as subscribed, so another
     /// observation of the same filter waits here instead of returning before the subscription is in
     /// place.
-    var subscribing: [TopicFilter: PendingSubscription] = [:]
+    var subscribing: [TopicFilter: PendingSubscription] {
+        get { self.storage.subscribing }
+        _modify {
+            self.makeUnique()
+            yield &self.storage.subscribing
+        }
+    }
+
     /// The filters a finished request is unsubscribing from its own task, between its claim and the
     /// transport call: neither a direct nor a queued subscription of them may start meanwhile, or the
     /// release, handed over after it, would undo it.
-    var directReleases: Set<TopicFilter> = []
-    var sendLoop = SendLoop.running
+    var directReleases: Set<TopicFilter> {
+        get { self.storage.directReleases }
+        _modify {
+            self.makeUnique()
+            yield &self.storage.directReleases
+        }
+    }
 
-    init(connection: Connection) {
-        self.connection = connection
+    var sendLoop: SendLoop {
+        get { self.storage.sendLoop }
+        _modify {
+            self.makeUnique()
+            yield &self.storage.sendLoop
+        }
     }
 
     /// Wakes the send loop if it is parked: returns its token to resume.
@@ -103,4 +175,9 @@ enum SendLoop: Sendable, Equatable {
     }
 }
 
-extension ConnectedSession: Equatable where Connection: Equatable {}
+extension ConnectedSession: Equatable where Connection: Equatable {
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.connection == rhs.connection && lhs.control == rhs.control && lhs.subscribing == rhs.subscribing
+            && lhs.directReleases == rhs.directReleases && lhs.sendLoop == rhs.sendLoop
+    }
+}

@@ -321,21 +321,24 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
         onlineOnly: Bool = false,
         _ body: (inout ConnectedSession<Connection>, inout RoutingTable<Receiver>) -> Result
     ) -> Result? {
-        switch self.phase {
+        // The phase is moved out, not matched in place: matching `self.phase` works on a copy that
+        // lives until the match ends, and its reference to the session's storage would make every
+        // change below copy the storage.
+        var phase = Phase.modifying
+        swap(&phase, &self.phase)
+        switch consume phase {
         case .joining(let attempt, var session):
-            guard !onlineOnly else { return nil }
-            self.phase = .modifying
             defer { self.phase = .joining(attempt, session) }
+            guard !onlineOnly else { return nil }
             return body(&session, &self.routing)
         case .online(var session):
-            self.phase = .modifying
             defer { self.phase = .online(session) }
             return body(&session, &self.routing)
         case .stopping(.draining(var session)):
-            self.phase = .modifying
             defer { self.phase = .stopping(.draining(session)) }
             return body(&session, &self.routing)
-        default:
+        case let other:
+            self.phase = other
             return nil
         }
     }

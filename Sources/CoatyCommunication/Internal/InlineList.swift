@@ -46,7 +46,20 @@ struct InlineList<Element: Sendable>: Sendable, Sequence {
     }
 }
 
-extension InlineList where Element: Equatable {
+extension InlineList: Equatable where Element: Equatable {
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.elementsEqual(rhs) }
+
+    /// Removes the first occurrence of `element`; returns whether there was one.
+    mutating func remove(_ element: Element) -> Bool {
+        if self.first == element {
+            self.first = self.rest.isEmpty ? nil : self.rest.removeFirst()
+            return true
+        }
+        guard let index = self.rest.firstIndex(of: element) else { return false }
+        self.rest.remove(at: index)
+        return true
+    }
+
     /// Removes every occurrence of `element`. Returns `true` if nothing is left, and a list kept as a
     /// dictionary's value must then be discarded.
     mutating func removeAll(_ element: Element) -> Bool {

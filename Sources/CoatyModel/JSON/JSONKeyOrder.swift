@@ -4,14 +4,19 @@
 /// is the same bytes in every process.
 enum JSONKeyOrder {
     static func precedes(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                let count = min(a.count, b.count)
-                for index in 0..<count where a[index] != b[index] { return a[index] < b[index] }
-                return a.count < b.count
-            }
+        // Native strings hand out their bytes without a copy; others are copied once.
+        let answer = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in Self.precedes(a, b) }
         }
+        if let answer = answer ?? nil { return answer }
+        return Self.precedes(Array(a.utf8)[...], Array(b.utf8)[...])
+    }
+
+    private static func precedes(
+        _ a: some RandomAccessCollection<UInt8>,
+        _ b: some RandomAccessCollection<UInt8>
+    ) -> Bool {
+        for (x, y) in zip(a, b) where x != y { return x < y }
+        return a.count < b.count
     }
 }

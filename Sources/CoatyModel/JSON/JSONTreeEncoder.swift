@@ -223,36 +223,6 @@ final class JSONTreeEncoder: Encoder {
         return nil
     }
 
-    static func tree(of value: AnyCodable, path: @autoclosure () -> [any CodingKey]) throws -> EncodedJSON {
-        switch value {
-        case .null: return .null
-        case .bool(let value): return .bool(value)
-        case .int(let value): return .integer(Int64(value))
-        case .uint(let value): return .unsigned(value)
-        case .double(let value): return try Self.number(value, path: path())
-        case .string(let value): return .string(value)
-        case .array(let elements):
-            let array = EncodedArray()
-            array.elements.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() {
-                array.elements.append(try Self.tree(of: element, path: path() + [AnyCodingKey(index: index)]))
-            }
-            return .array(array)
-        case .object(let members):
-            // In key order, not the dictionary's, which differs from process to process.
-            let sorted = members.sorted { JSONKeyOrder.precedes($0.key, $1.key) }
-            var keys: [String] = []
-            var values: [EncodedJSON] = []
-            keys.reserveCapacity(sorted.count)
-            values.reserveCapacity(sorted.count)
-            for (key, member) in sorted {
-                keys.append(key)
-                values.append(try Self.tree(of: member, path: path() + [AnyCodingKey(key)]))
-            }
-            return .object(EncodedObject(uniqueKeys: keys, values: values))
-        }
-    }
-
     static func number(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws -> EncodedJSON {
         guard value.isFinite else { throw Self.nonFinite(value, path: path()) }
         return .double(value)

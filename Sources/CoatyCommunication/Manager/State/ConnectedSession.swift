@@ -14,14 +14,14 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
         let connection: Connection
         var control: ControlQueue
         var subscribing: [TopicFilter: PendingSubscription]
-        var directReleases: Set<TopicFilter>
+        var directReleases: InlineList<TopicFilter>
         var sendLoop: SendLoop
 
         init(
             connection: Connection,
             control: ControlQueue = ControlQueue(),
             subscribing: [TopicFilter: PendingSubscription] = [:],
-            directReleases: Set<TopicFilter> = [],
+            directReleases: InlineList<TopicFilter> = InlineList(),
             sendLoop: SendLoop = .running
         ) {
             self.connection = connection
@@ -78,7 +78,7 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
     /// The filters a finished request is unsubscribing from its own task, between its claim and the
     /// transport call: neither a direct nor a queued subscription of them may start meanwhile, or the
     /// release, handed over after it, would undo it.
-    var directReleases: Set<TopicFilter> {
+    var directReleases: InlineList<TopicFilter> {
         get { self.storage.directReleases }
         _modify {
             self.makeUnique()

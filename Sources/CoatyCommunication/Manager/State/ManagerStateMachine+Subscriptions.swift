@@ -139,7 +139,7 @@ extension ManagerStateMachine {
     mutating func removeObservers(_ ids: [ObserverID], deferringUnsubscribe deferring: Bool) -> Removal {
         // A finished request's caller gave up: its publication, if still queued, is withdrawn.
         if deferring, let request = ids.first { self.withdrawRequest(request) }
-        var releases: [TopicFilter] = []
+        var releases = InlineList<TopicFilter>()
         for id in ids {
             guard case .unsubscribe(let filter) = self.routing.remove(id) else { continue }
             releases.append(filter)
@@ -153,7 +153,7 @@ extension ManagerStateMachine {
             for filter in releases {
                 if deferring, isOnline, session.allowsDirectSubscription(of: filter), routing.claimUnsubscribe(filter) {
                     // Marked, so the same filter is not subscribed again before it is released.
-                    session.directReleases.insert(filter)
+                    session.directReleases.append(filter)
                     direct.append(filter)
                 } else {
                     session.control.append(.unsubscribe(filter))
@@ -178,7 +178,8 @@ extension ManagerStateMachine {
             var tokens: [WaiterToken] = []
             // Only this connection's releases: one that began on a lost connection has nothing left
             // to release on this one, and must not mark its filter subscribed here.
-            let own = filters.filter { session.directReleases.remove($0) != nil }
+            var own = InlineList<TopicFilter>()
+            for filter in filters where session.directReleases.remove(filter) { own.append(filter) }
             if case .sending(var batch) = session.sendLoop, let waiter = batch.releaseWaiter,
                 !session.directReleases.contains(waiter.filter)
             {

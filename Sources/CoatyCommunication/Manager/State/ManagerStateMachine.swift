@@ -321,26 +321,33 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
         onlineOnly: Bool = false,
         _ body: (inout ConnectedSession<Connection>, inout RoutingTable<Receiver>) -> Result
     ) -> Result? {
-        // The phase is moved out, not matched in place: matching `self.phase` works on a copy that
-        // lives until the match ends, and its reference to the session's storage would make every
-        // change below copy the storage.
-        var phase = Phase.modifying
-        swap(&phase, &self.phase)
-        switch consume phase {
-        case .joining(let attempt, var session):
-            defer { self.phase = .joining(attempt, session) }
-            guard !onlineOnly else { return nil }
-            return body(&session, &self.routing)
-        case .online(var session):
-            defer { self.phase = .online(session) }
-            return body(&session, &self.routing)
-        case .stopping(.draining(var session)):
-            defer { self.phase = .stopping(.draining(session)) }
-            return body(&session, &self.routing)
-        case let other:
-            self.phase = other
-            return nil
+        // The session is taken out of the phase, and the phase set to `.modifying`, before `body`
+        // runs: a match on `self.phase` works on a copy that lives until the match ends, so changing
+        // the session inside the match would find its storage shared and copy it.
+        var taken: (session: ConnectedSession<Connection>, place: SessionPlace)?
+        switch self.phase {
+        case .joining(let attempt, let session): taken = onlineOnly ? nil : (session, .joining(attempt))
+        case .online(let session): taken = (session, .online)
+        case .stopping(.draining(let session)): taken = (session, .draining)
+        default: taken = nil
         }
+        guard case (var session, let place)? = consume taken else { return nil }
+        self.phase = .modifying
+        defer {
+            switch place {
+            case .joining(let attempt): self.phase = .joining(attempt, session)
+            case .online: self.phase = .online(session)
+            case .draining: self.phase = .stopping(.draining(session))
+            }
+        }
+        return body(&session, &self.routing)
+    }
+
+    /// Which phase a session was taken from by ``withSession(onlineOnly:_:)``, to put it back.
+    private enum SessionPlace {
+        case joining(Attempt)
+        case online
+        case draining
     }
 
     /// A fresh claim id.

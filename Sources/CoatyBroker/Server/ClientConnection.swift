@@ -160,8 +160,8 @@ struct ClientConnection: Sendable {
         logger: CoatyLogger
     ) async {
         var buffer: [UInt8] = []
-        while let batch = await outbox.next() {
-            let messages = Self.prepare(batch, into: &buffer, logger: logger)
+        while let items = await outbox.next() {
+            let messages = Self.prepare(items, from: outbox, into: &buffer, logger: logger)
             do {
                 try await socket.write(buffer)
             } catch {
@@ -174,19 +174,21 @@ struct ClientConnection: Sendable {
         }
     }
 
-    /// Puts a batch's bytes into `buffer`, replacing what it held: encodes its items, or takes the
-    /// bytes a direct write left.
+    /// Puts a batch's bytes into `buffer`, replacing what it held: encodes its items, or, for an empty
+    /// batch, takes the bytes a direct write left (see ``Outbox/next()``).
     ///
     /// - Returns: The number of PUBLISH packets in the batch.
     @inline(never)
-    private static func prepare(_ batch: Outbox.Batch, into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
-        switch batch {
-        case .items(let items):
-            return Outbox.encode(items, into: &buffer, logger: logger)
-        case .encoded(let bytes, let messages):
-            buffer = bytes
-            return messages
-        }
+    private static func prepare(
+        _ items: [Outbox.Item],
+        from outbox: Outbox,
+        into buffer: inout [UInt8],
+        logger: CoatyLogger
+    ) -> Int {
+        guard items.isEmpty else { return Outbox.encode(items, into: &buffer, logger: logger) }
+        let unsent = outbox.takeUnsent()
+        buffer = unsent.bytes
+        return unsent.messages
     }
 
     // MARK: - Reader

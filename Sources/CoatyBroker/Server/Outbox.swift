@@ -57,17 +57,10 @@ final class Outbox: Sendable {
         case overflow
     }
 
-    /// What the writer task gets from ``next()``: items to encode, or the encoded bytes a direct write
-    /// could not send.
-    enum Batch: Sendable {
-        case items([Item])
-        case encoded([UInt8], messages: Int)
-    }
-
     private struct Locked {
         var state: OutboxState
         /// The writer task, waiting in ``next()``.
-        var writer: CheckedContinuation<Batch?, Never>?
+        var writer: CheckedContinuation<[Item]?, Never>?
         /// The reader, waiting in ``waitForRoom()``.
         var reader: CheckedContinuation<Bool, Never>?
     }
@@ -134,11 +127,11 @@ final class Outbox: Sendable {
     private func enqueue(_ item: Item, droppable: Bool, mayClaim: Bool) -> (result: EnqueueResult, claimed: Bool) {
         let (result, claimed, wake) = self.locked.withLock { locked in
             let (result, claimed, items) = locked.state.enqueue(item, droppable: droppable, mayClaim: mayClaim)
-            guard let items else { return (result, claimed, nil as (CheckedContinuation<Batch?, Never>, [Item])?) }
+            guard let items else { return (result, claimed, nil as (CheckedContinuation<[Item]?, Never>, [Item])?) }
             defer { locked.writer = nil }
             return (result, claimed, locked.writer.map { ($0, items) })
         }
-        if let (writer, items) = wake { writer.resume(returning: .items(items)) }
+        if let (writer, items) = wake { writer.resume(returning: items) }
         return (result, claimed)
     }
 
@@ -168,7 +161,7 @@ final class Outbox: Sendable {
 
     /// The continuations a finished write resumes, taken under the lock, and what to resume them with.
     private struct Wakes {
-        var writer: (CheckedContinuation<Batch?, Never>, Batch?)?
+        var writer: (CheckedContinuation<[Item]?, Never>, [Item]?)?
         var reader: CheckedContinuation<Bool, Never>?
         var readerWasWaiting: Bool
     }
@@ -178,8 +171,8 @@ final class Outbox: Sendable {
         if let wake = end.wakeWriter, let writer = locked.writer {
             locked.writer = nil
             switch wake {
-            case .items(let items): wakes.writer = (writer, .items(items))
-            case .unsent(let bytes, let messages): wakes.writer = (writer, .encoded(bytes, messages: messages))
+            case .items(let items): wakes.writer = (writer, items)
+            case .unsent: wakes.writer = (writer, [])
             case .end: wakes.writer = (writer, nil)
             }
         }
@@ -197,19 +190,21 @@ final class Outbox: Sendable {
         if wakes.readerWasWaiting { self.watch?.touch() }
     }
 
-    /// Waits for queued packets and takes them all (or the bytes a direct write left), or returns
-    /// `nil` once finished and drained.
+    /// Waits for queued packets and takes them all, or returns `nil` once finished and drained. An
+    /// empty batch stands for the bytes a direct write left: take them with ``takeUnsent()``. (Not a
+    /// payload of their own, so that the writer task's frames, which every idle connection keeps, do
+    /// not grow; see `ClientConnection`'s note on frames.)
     ///
     /// Suspends while the queue is empty. The writer calls ``wrote()`` once it has written the batch.
     ///
     /// It does not watch for cancellation: the connection's reader finishes or aborts the outbox
     /// whenever it ends, also when cancelled, and that wakes the writer. A cancellation handler here
     /// took each connection's writer task past its first allocator slab: 1 KiB more per connection.
-    func next() async -> Batch? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Batch?, Never>) in
-            let immediate: Batch?? = self.locked.withLock { locked in
+    func next() async -> [Item]? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
+            let immediate: [Item]?? = self.locked.withLock { locked in
                 switch locked.state.next() {
-                case .write(let items): return .some(.items(items))
+                case .write(let items): return .some(items)
                 case .end: return .some(nil)
                 case .wait:
                     locked.writer = continuation
@@ -218,6 +213,12 @@ final class Outbox: Sendable {
             }
             if let immediate { continuation.resume(returning: immediate) }
         }
+    }
+
+    /// The bytes a direct write left for the writer task (woken with an empty batch by ``next()``),
+    /// and the PUBLISH packets to count once they are written.
+    func takeUnsent() -> (bytes: [UInt8], messages: Int) {
+        self.locked.withLock { $0.state.takeUnsent() }
     }
 
     /// Records that the writer handed the last batch to the socket, wakes a reader waiting for room

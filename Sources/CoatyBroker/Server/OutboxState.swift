@@ -31,8 +31,8 @@ struct OutboxState: Sendable {
     enum WriterWake: Sendable {
         /// Items to encode and write.
         case items([Outbox.Item])
-        /// The encoded bytes a direct write could not send, and the PUBLISH packets among the batch.
-        case unsent([UInt8], messages: Int)
+        /// The bytes a direct write could not send: take them with ``takeUnsent()``.
+        case unsent
         /// Nothing more: the outbox is finished and drained.
         case end
     }
@@ -90,6 +90,9 @@ struct OutboxState: Sendable {
     private(set) var batchesTaken: UInt64 = 0
     /// Why the outbox was aborted, if it was given.
     private(set) var abortReason: String?
+    /// The bytes of a direct write's batch that the socket did not take, and the PUBLISH packets in
+    /// that batch, until the writer task takes them.
+    private var unsent: (bytes: [UInt8], messages: Int)?
 
     init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = 4096) {
         self.capacity = max(1, capacity)
@@ -204,12 +207,20 @@ struct OutboxState: Sendable {
         precondition(self.writer == .writingDirectly, "no direct write in progress")
         guard unsent.isEmpty else {
             self.writer = .busy
-            return WriteEnd(wakeWriter: .unsent(unsent, messages: messages))
+            self.unsent = (unsent, messages)
+            return WriteEnd(wakeWriter: .unsent)
         }
         self.writingBytes = 0
         var end = self.checkRoom()
         end.wakeWriter = self.handOver()
         return end
+    }
+
+    /// The writer task, woken with ``WriterWake/unsent``, takes the bytes to write and the number of
+    /// PUBLISH packets to count once they are written.
+    mutating func takeUnsent() -> (bytes: [UInt8], messages: Int) {
+        defer { self.unsent = nil }
+        return self.unsent ?? ([], 0)
     }
 
     /// Returns the socket to the writer task after a direct write: wakes it if items were queued

@@ -89,11 +89,12 @@ struct OutboxStateTests {
         #expect(!during.claimed && during.wake == nil)
         let batch = self.publish(1).encodedSize
         let end = state.endDirectWrite(unsent: [7, 8, 9], messages: 1)
-        guard case .unsent(let bytes, let messages) = end.wakeWriter else {
+        guard case .unsent = end.wakeWriter else {
             Issue.record("the unsent bytes should go to the writer task")
             return
         }
-        #expect(bytes == [7, 8, 9] && messages == 1)
+        let unsent = state.takeUnsent()
+        #expect(unsent.bytes == [7, 8, 9] && unsent.messages == 1)
         #expect(state.writer == .busy)
         // Still unread until the writer task has written them.
         #expect(state.unreadBytes == batch + self.publish(2).encodedSize)

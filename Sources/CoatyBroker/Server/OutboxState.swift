@@ -13,7 +13,8 @@
 /// it; the direct writer then hands the writer task what the socket did not take, followed by what
 /// was queued meanwhile (``endDirectWrite(unsent:messages:)``). Bytes thus leave in queue order, and
 /// only one party writes at a time. Under load the writer is busy, nothing can be claimed, and it
-/// batches as before.
+/// batches as before; a claimed batch of more than ``directWriteItemLimit`` packets goes to the
+/// writer task too.
 struct OutboxState: Sendable {
     /// Who writes to the connection's socket next.
     enum Writer: Sendable, Equatable {
@@ -49,7 +50,7 @@ struct OutboxState: Sendable {
     enum DirectWriteStart: Sendable {
         /// Encode and send these items, then call ``endDirectWrite(unsent:messages:)``.
         case write([Outbox.Item])
-        /// Nothing to send (the outbox was aborted); wake the writer task with this, if anything.
+        /// Nothing to send directly; wake the writer task with this, if anything.
         case skip(WriterWake?)
     }
 
@@ -73,6 +74,12 @@ struct OutboxState: Sendable {
     let pauseBytes: Int
     /// Queued packets from which the client's reader waits for room, whatever their bytes.
     let pauseItems: Int
+    /// The most packets a reader writes directly; a larger batch is bulk traffic, and the writer task
+    /// takes it, as it did before direct writes. With 4 publishers sending batches of 100 QoS 0
+    /// messages to one subscriber, each publisher's reader writing its batch itself took 15 % off
+    /// the messages per second, where the writer, running beside the readers, gathers theirs into
+    /// larger writes. A request, a response or an acknowledgement is one packet.
+    static let directWriteItemLimit = 16
 
     private(set) var items: [Outbox.Item] = []
     /// The topic and payload bytes of the queued PUBLISHes.
@@ -190,10 +197,14 @@ struct OutboxState: Sendable {
 
     // MARK: - Direct writes
 
-    /// The claiming reader starts its direct write: takes every queued item as one batch.
+    /// The claiming reader starts its direct write: takes every queued item as one batch, unless there
+    /// are none (the outbox was aborted) or more than ``directWriteItemLimit``: then the writer task
+    /// gets them, or ends if the outbox is finished.
     mutating func beginDirectWrite() -> DirectWriteStart {
         precondition(self.writer == .claimed, "a direct write needs a claimed outbox")
-        guard !self.items.isEmpty else { return .skip(self.handOver()) }
+        guard !self.items.isEmpty, self.items.count <= Self.directWriteItemLimit else {
+            return .skip(self.handOver())
+        }
         self.writer = .writingDirectly
         return .write(self.takeAll())
     }

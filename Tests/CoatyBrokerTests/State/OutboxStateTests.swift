@@ -51,6 +51,19 @@ struct OutboxStateTests {
         #expect(state.enqueue(self.publish(3), droppable: true, mayClaim: true).claimed)
     }
 
+    @Test func aClaimedBulkBatchGoesToTheWriterTask() {
+        var state = self.waitingWriter()
+        for byte in 0...UInt8(OutboxState.directWriteItemLimit) {
+            _ = state.enqueue(self.publish(byte), droppable: true, mayClaim: true)
+        }
+        guard case .skip(.items(let items)) = state.beginDirectWrite() else {
+            Issue.record("a batch of more than the limit should wake the writer task")
+            return
+        }
+        #expect(items.count == OutboxState.directWriteItemLimit + 1)
+        #expect(state.writer == .busy)
+    }
+
     @Test func withoutAClaimAWaitingWriterIsWokenWithTheItem() {
         var state = self.waitingWriter()
         let result = state.enqueue(self.publish(1), droppable: true, mayClaim: false)

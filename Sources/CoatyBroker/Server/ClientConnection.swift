@@ -5,7 +5,8 @@ import Synchronization
 
 /// Serves one client connection, over TCP or WebSocket: a reader (this task) that decodes packets and
 /// updates the shared state, and a writer child task that drains the connection's ``Outbox`` into the
-/// socket in batches.
+/// socket in batches. While that writer is idle, readers routing packets to a plain TCP client send
+/// them themselves at the end of their read (see ``OutboxState``).
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker

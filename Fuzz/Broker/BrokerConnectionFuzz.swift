@@ -5,8 +5,8 @@
 // module by Scripts/fuzz.sh. Each input runs one broker (bound to a loopback port that no client ever
 // connects to) with small limits chosen by the first bytes, and up to four connections without
 // sockets: their bytes go through the reader's own path, `PacketHandler.handleBuffered` (the decoder,
-// the handlers, `BrokerSessions`), and their outboxes are drained and encoded by the writer's own
-// `ClientConnection.encode`. The rest of the input is a program: connect, publish, subscribe,
+// the handlers, `BrokerSessions`), and their outboxes are drained and encoded as the writer does, by
+// `Outbox.encode`. The rest of the input is a program: connect, publish, subscribe,
 // unsubscribe, acknowledge, ping, disconnect, raw or corrupted bytes, read what the broker sent, drop
 // the connection, and let closed connections be detached later (as the real reader's cleanup runs
 // after other clients may have acted). A connection that was taken over or dropped as a slow consumer
@@ -199,7 +199,7 @@ private final class Harness {
     func drain(_ client: Client) {
         let items = client.outbox.takeQueued()
         var bytes: [UInt8] = []
-        ClientConnection.encode(items, into: &bytes, logger: self.broker.logger)
+        Outbox.encode(items, into: &bytes, logger: self.broker.logger)
         client.downstream.append(bytes)
         while true {
             let packet: MQTTPacket

@@ -5,7 +5,8 @@ import Synchronization
 
 /// Serves one client connection, over TCP or WebSocket: a reader (this task) that decodes packets and
 /// updates the shared state, and a writer child task that drains the connection's ``Outbox`` into the
-/// socket in batches.
+/// socket in batches. While that writer is idle, readers routing packets to a plain TCP client send
+/// them themselves at the end of their read (see ``OutboxState``).
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
@@ -67,6 +68,10 @@ struct ClientConnection: Sendable {
         var stuckConsumers: [String: UInt64] = [:]
         /// Reads since the reader last yielded its thread.
         var readsSinceYield = 0
+        /// The outboxes claimed while handling the current read's packets, written at its end. Never
+        /// `nil` for a reader; optional because `nil` is how other callers of
+        /// ``MQTTBroker/Core/dispatch(_:directWrites:)`` say that they wake writers instead.
+        var directWrites: DirectWrites? = DirectWrites()
 
         init(decoder: MQTTPacketDecoder) { self.decoder = decoder }
     }
@@ -81,7 +86,6 @@ struct ClientConnection: Sendable {
                 await Self.write(
                     outbox,
                     to: self.socket,
-                    watch: watch,
                     traffic: self.broker.traffic,
                     logger: self.logger
                 )
@@ -121,8 +125,8 @@ struct ClientConnection: Sendable {
     /// watch with the sweeper.
     @inline(never)
     private func opened() -> (ReaderState, Outbox, ActivityWatch) {
-        let outbox = Outbox(socket: self.socket, configuration: self.configuration)
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
+        let outbox = Outbox(socket: self.socket, watch: watch, configuration: self.configuration)
         self.broker.watches.withLock { $0[self.id] = watch }
         let state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
         return (state, outbox, watch)
@@ -144,20 +148,21 @@ struct ClientConnection: Sendable {
 
     // MARK: - Writer
 
-    /// Drains the outbox into the socket, a batch at a time.
+    /// Drains the outbox into the socket, a batch at a time, when no reader writes it directly (see
+    /// ``OutboxState``).
     ///
-    /// A batch written while the client's reader waits for room counts as activity on the watch: the
-    /// client reads, and the broker, not the client, holds back its packets.
+    /// A batch written while the client's reader waits for room counts as activity on the watch
+    /// (``Outbox/wrote()`` touches it): the client reads, and the broker, not the client, holds back
+    /// its packets.
     private static func write(
         _ outbox: Outbox,
         to socket: any ByteStreamConnection,
-        watch: ActivityWatch,
         traffic: BrokerTraffic,
         logger: CoatyLogger
     ) async {
         var buffer: [UInt8] = []
         while let items = await outbox.next() {
-            let messages = Self.encode(items, into: &buffer, logger: logger)
+            let messages = Self.prepare(items, from: outbox, into: &buffer, logger: logger)
             do {
                 try await socket.write(buffer)
             } catch {
@@ -166,32 +171,25 @@ struct ClientConnection: Sendable {
                 return
             }
             traffic.sent(bytes: buffer.count, messages: messages)
-            if outbox.wrote() { watch.touch() }
+            outbox.wrote()
         }
     }
 
-    /// Encodes a batch of the outbox's items into `buffer`, replacing what it held.
+    /// Puts a batch's bytes into `buffer`, replacing what it held: encodes its items, or, for an empty
+    /// batch, takes the bytes a direct write left (see ``Outbox/next()``).
     ///
     /// - Returns: The number of PUBLISH packets in the batch.
     @inline(never)
-    @discardableResult
-    static func encode(_ items: [Outbox.Item], into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
-        var messages = 0
-        for item in items {
-            switch item {
-            case .publish(let message, let packetID, let dup):
-                messages += 1
-                message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
-            case .packet(let packet):
-                do {
-                    try packet.encode(into: &buffer)
-                } catch {
-                    logger.error("cannot encode packet", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-        return messages
+    private static func prepare(
+        _ items: [Outbox.Item],
+        from outbox: Outbox,
+        into buffer: inout [UInt8],
+        logger: CoatyLogger
+    ) -> Int {
+        guard items.isEmpty else { return Outbox.encode(items, into: &buffer, logger: logger) }
+        let unsent = outbox.takeUnsent()
+        buffer = unsent.bytes
+        return unsent.messages
     }
 
     // MARK: - Reader

@@ -1,16 +1,18 @@
+import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
 
-/// The bounded outbound queue of one client connection, drained by that connection's writer task.
+/// The bounded outbound queue of one client connection, drained by that connection's writer task, or
+/// directly by a reader that routed packets to it while the writer was idle (see ``OutboxState``).
 ///
 /// It counts the client's **unread bytes**: the encoded size of the packets queued plus those of the
-/// batch the writer is still writing. The fan-out path enqueues synchronously and never waits for a
+/// batch still being written. The fan-out path enqueues synchronously and never waits for a
 /// slow client. Policy:
-/// - a QoS 0 PUBLISH is dropped (and counted) when ``capacity`` packets are already waiting, when
-///   its topic and payload would take the PUBLISHes waiting beyond ``byteCapacity`` bytes (one is
-///   always accepted into an empty queue), or when it would take the unread bytes beyond
-///   ``unreadLimit``;
+/// - a QoS 0 PUBLISH is dropped (and counted) when ``OutboxState/capacity`` packets are already
+///   waiting, when its topic and payload would take the PUBLISHes waiting beyond
+///   ``OutboxState/byteCapacity`` bytes (one is always accepted into an empty queue), or when it would
+///   take the unread bytes beyond ``unreadLimit``;
 /// - any other packet is queued unless it would take the unread bytes beyond ``unreadLimit``: then the
 ///   client is a slow consumer and the connection is closed (a packet into an empty outbox is always
 ///   accepted, so a packet up to the maximum size gets through to a client that reads);
@@ -55,111 +57,143 @@ final class Outbox: Sendable {
         case overflow
     }
 
-    private struct State: Sendable {
-        var items: [Item] = []
-        /// The topic and payload bytes of the queued PUBLISHes.
-        var publishedBytes = 0
-        /// The encoded bytes of the queued items.
-        var queuedBytes = 0
-        /// The encoded bytes of the batch the writer took and has not finished writing.
-        var writingBytes = 0
-        var waiter: CheckedContinuation<[Item]?, Never>?
+    private struct Locked {
+        var state: OutboxState
+        /// The writer task, waiting in ``next()``.
+        var writer: CheckedContinuation<[Item]?, Never>?
         /// The reader, waiting in ``waitForRoom()``.
-        var roomWaiter: CheckedContinuation<Bool, Never>?
-        var isFinished = false
-        var droppedCount = 0
-        /// Batches handed to the writer: the client's reading progress.
-        var batchesTaken: UInt64 = 0
-        /// Why ``abort(reason:)`` closed the connection, if it gave one.
-        var abortReason: String?
-
-        var unreadBytes: Int { self.queuedBytes + self.writingBytes }
-
-        /// Whether at least half of either bound is taken.
-        func isHalfFull(capacity: Int, byteCapacity: Int) -> Bool {
-            self.items.count * 2 >= capacity || self.publishedBytes * 2 >= byteCapacity
-        }
-
-        /// Takes every queued item, as one batch for the writer.
-        mutating func takeAll() -> [Item] {
-            defer {
-                self.items = []
-                self.publishedBytes = 0
-                self.writingBytes += self.queuedBytes
-                self.queuedBytes = 0
-                self.batchesTaken &+= 1
-            }
-            return self.items
-        }
+        var reader: CheckedContinuation<Bool, Never>?
     }
 
-    /// Queued packets beyond which QoS 0 publishes are dropped.
-    let capacity: Int
-    /// Bytes of queued PUBLISHes (topics and payloads) beyond which QoS 0 PUBLISHes are dropped.
-    let byteCapacity: Int
     /// Unread bytes beyond which the connection is closed as a slow consumer.
     let unreadLimit: Int
-    /// Unread bytes from which the client's reader waits for the writer: the smaller of
-    /// ``unreadLimit`` / 2 and 1 MiB.
-    let pauseBytes: Int
-    /// Queued packets from which the client's reader waits for the writer, whatever their bytes.
-    static let pauseItems = 4096
     /// The socket this outbox feeds; closed by ``abort(reason:)``. `nil` for a connection without one
     /// (tests, the fuzz harness).
     let socket: (any ByteStreamConnection)?
-    private let state = Mutex(State())
+    /// The socket when a reader may write to it directly (see ``OutboxState``): plain TCP only. TLS
+    /// and WebSocket connections frame what they write, under their own locks, so their writer task
+    /// writes everything.
+    private let directSocket: TCPConnection?
+    /// The connection's activity watch, touched when the client reads while its reader waits for room.
+    private let watch: ActivityWatch?
+    private let locked: Mutex<Locked>
 
-    init(socket: (any ByteStreamConnection)?, capacity: Int, byteCapacity: Int, unreadLimit: Int) {
+    init(
+        socket: (any ByteStreamConnection)?,
+        watch: ActivityWatch? = nil,
+        capacity: Int,
+        byteCapacity: Int,
+        unreadLimit: Int
+    ) {
         self.socket = socket
-        self.capacity = max(1, capacity)
-        self.byteCapacity = max(1, byteCapacity)
-        self.unreadLimit = max(1, unreadLimit)
-        self.pauseBytes = max(1, min(self.unreadLimit / 2, 1 << 20))
+        self.directSocket = socket as? TCPConnection
+        self.watch = watch
+        let state = OutboxState(capacity: capacity, byteCapacity: byteCapacity, unreadLimit: unreadLimit)
+        self.unreadLimit = state.unreadLimit
+        self.locked = Mutex(Locked(state: state))
     }
 
     /// Creates the outbox of a client connection with the broker's limits.
-    convenience init(socket: (any ByteStreamConnection)?, configuration: MQTTBroker.Configuration) {
+    convenience init(
+        socket: (any ByteStreamConnection)?,
+        watch: ActivityWatch? = nil,
+        configuration: MQTTBroker.Configuration
+    ) {
         self.init(
             socket: socket,
+            watch: watch,
             capacity: configuration.maximumQueuedMessagesPerClient,
             byteCapacity: configuration.maximumQueuedBytesPerClient,
             unreadLimit: configuration.maximumUnreadBytesPerClient
         )
     }
 
-    /// Queues a packet for the writer without suspending.
+    /// Queues a packet without suspending, waking the writer task if it waits.
     func enqueue(_ item: Item, droppable: Bool) -> EnqueueResult {
-        let (result, wake): (EnqueueResult, (CheckedContinuation<[Item]?, Never>, [Item])?) = self.state.withLock {
-            state in
-            if state.isFinished { return (.dropped, nil) }
-            let size = item.publishedSize
-            let encodedSize = item.encodedSize
-            let exceedsUnread = state.unreadBytes > 0 && state.unreadBytes + encodedSize > self.unreadLimit
-            if droppable,
-                state.items.count >= self.capacity
-                    || (state.publishedBytes + size > self.byteCapacity && !state.items.isEmpty) || exceedsUnread
-            {
-                state.droppedCount += 1
-                return (.dropped, nil)
-            }
-            if exceedsUnread { return (.overflow, nil) }
-            state.items.append(item)
-            state.publishedBytes += size
-            state.queuedBytes += encodedSize
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return (.queued, (waiter, state.takeAll()))
-            }
-            return (
-                state.isHalfFull(capacity: self.capacity, byteCapacity: self.byteCapacity) ? .queuedCongested : .queued,
-                nil
-            )
-        }
-        if let (waiter, items) = wake { waiter.resume(returning: items) }
+        self.enqueue(item, droppable: droppable, mayClaim: false).result
+    }
+
+    /// Queues a packet without suspending. Given `directWrites`, and if the writer task waits with
+    /// nothing unwritten and the socket is plain TCP, claims the outbox instead of waking the writer,
+    /// and adds it to `directWrites`, whose owner writes it at the end of its read (see
+    /// ``OutboxState``). Without, wakes the writer as ``enqueue(_:droppable:)`` does.
+    func enqueue(_ item: Item, droppable: Bool, directWrites: inout DirectWrites?) -> EnqueueResult {
+        let mayClaim = directWrites != nil && self.directSocket != nil
+        let (result, claimed) = self.enqueue(item, droppable: droppable, mayClaim: mayClaim)
+        if claimed { directWrites?.add(self) }
         return result
     }
 
-    /// Waits for queued packets and takes them all, or returns `nil` once finished and drained.
+    private func enqueue(_ item: Item, droppable: Bool, mayClaim: Bool) -> (result: EnqueueResult, claimed: Bool) {
+        let (result, claimed, wake) = self.locked.withLock { locked in
+            let (result, claimed, items) = locked.state.enqueue(item, droppable: droppable, mayClaim: mayClaim)
+            guard let items else { return (result, claimed, nil as (CheckedContinuation<[Item]?, Never>, [Item])?) }
+            defer { locked.writer = nil }
+            return (result, claimed, locked.writer.map { ($0, items) })
+        }
+        if let (writer, items) = wake { writer.resume(returning: items) }
+        return (result, claimed)
+    }
+
+    /// Sends what is queued in a claimed outbox with one `send` that does not wait, then hands the
+    /// writer task what the socket did not take and what was queued meanwhile (see ``OutboxState``).
+    ///
+    /// Called by the reader that claimed the outbox, once, at the end of handling a read's packets.
+    /// Counts what it sent in `traffic`; a batch the writer task finishes is counted by the writer.
+    func writeDirectly(traffic: BrokerTraffic, logger: CoatyLogger) {
+        let start = self.locked.withLock { $0.state.beginDirectWrite() }
+        switch start {
+        case .skip(let wake):
+            self.wake(self.locked.withLock { Self.take(OutboxState.WriteEnd(wakeWriter: wake), from: &$0) })
+        case .write(let items):
+            var buffer: [UInt8] = []
+            let messages = Self.encode(items, into: &buffer, logger: logger)
+            let sent = self.directSocket?.writeWithoutWaiting(buffer) ?? 0
+            let unsent = sent == buffer.count ? [] : Array(buffer[sent...])
+            traffic.sent(bytes: sent, messages: unsent.isEmpty ? messages : 0)
+            self.wake(
+                self.locked.withLock {
+                    Self.take($0.state.endDirectWrite(unsent: unsent, messages: messages), from: &$0)
+                }
+            )
+        }
+    }
+
+    /// The continuations a finished write resumes, taken under the lock, and what to resume them with.
+    private struct Wakes {
+        var writer: (CheckedContinuation<[Item]?, Never>, [Item]?)?
+        var reader: CheckedContinuation<Bool, Never>?
+        var readerWasWaiting: Bool
+    }
+
+    private static func take(_ end: OutboxState.WriteEnd, from locked: inout Locked) -> Wakes {
+        var wakes = Wakes(readerWasWaiting: end.readerWasWaiting)
+        if let wake = end.wakeWriter, let writer = locked.writer {
+            locked.writer = nil
+            switch wake {
+            case .items(let items): wakes.writer = (writer, items)
+            case .unsent: wakes.writer = (writer, [])
+            case .end: wakes.writer = (writer, nil)
+            }
+        }
+        if end.wakeReader {
+            wakes.reader = locked.reader
+            locked.reader = nil
+        }
+        return wakes
+    }
+
+    /// Resumes what a finished write lets go on, and touches the watch if the reader waited for room.
+    private func wake(_ wakes: Wakes) {
+        if let (writer, batch) = wakes.writer { writer.resume(returning: batch) }
+        wakes.reader?.resume(returning: true)
+        if wakes.readerWasWaiting { self.watch?.touch() }
+    }
+
+    /// Waits for queued packets and takes them all, or returns `nil` once finished and drained. An
+    /// empty batch stands for the bytes a direct write left: take them with ``takeUnsent()``. (Not a
+    /// payload of their own, so that the writer task's frames, which every idle connection keeps, do
+    /// not grow; see `ClientConnection`'s note on frames.)
     ///
     /// Suspends while the queue is empty. The writer calls ``wrote()`` once it has written the batch.
     ///
@@ -168,39 +202,34 @@ final class Outbox: Sendable {
     /// took each connection's writer task past its first allocator slab: 1 KiB more per connection.
     func next() async -> [Item]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
-            let immediate: [Item]?? = self.state.withLock { state in
-                if !state.items.isEmpty { return .some(state.takeAll()) }
-                if state.isFinished { return .some(nil) }
-                state.waiter = continuation
-                return nil
+            let immediate: [Item]?? = self.locked.withLock { locked in
+                switch locked.state.next() {
+                case .write(let items): return .some(items)
+                case .end: return .some(nil)
+                case .wait:
+                    locked.writer = continuation
+                    return nil
+                }
             }
             if let immediate { continuation.resume(returning: immediate) }
         }
     }
 
-    /// Records that the writer handed the last batch to the socket, and wakes a reader waiting for
-    /// room if there is room now.
-    ///
-    /// - Returns: Whether the reader was waiting for room (the client read while its reader paused).
-    @discardableResult
-    func wrote() -> Bool {
-        let (wasWaiting, wake) = self.state.withLock { state -> (Bool, CheckedContinuation<Bool, Never>?) in
-            state.writingBytes = 0
-            guard let waiter = state.roomWaiter else { return (false, nil) }
-            if self.needsRoom(state) { return (true, nil) }
-            state.roomWaiter = nil
-            return (true, waiter)
-        }
-        wake?.resume(returning: true)
-        return wasWaiting
+    /// The bytes a direct write left for the writer task (woken with an empty batch by ``next()``),
+    /// and the PUBLISH packets to count once they are written.
+    func takeUnsent() -> (bytes: [UInt8], messages: Int) {
+        self.locked.withLock { $0.state.takeUnsent() }
+    }
+
+    /// Records that the writer handed the last batch to the socket, wakes a reader waiting for room
+    /// if there is room now, and then touches the connection's watch: the client read while its
+    /// reader paused.
+    func wrote() {
+        self.wake(self.locked.withLock { Self.take($0.state.wrote(), from: &$0) })
     }
 
     /// Whether the client's reader should wait for the writer before handling more of its packets.
-    var needsRoom: Bool { self.state.withLock { self.needsRoom($0) } }
-
-    private func needsRoom(_ state: State) -> Bool {
-        state.unreadBytes >= self.pauseBytes || state.items.count >= Self.pauseItems
-    }
+    var needsRoom: Bool { self.locked.withLock { $0.state.needsRoom } }
 
     /// Suspends the client's reader until the writer has made room (see ``needsRoom``).
     ///
@@ -209,11 +238,10 @@ final class Outbox: Sendable {
     func waitForRoom() async -> Bool {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let immediate: Bool? = self.state.withLock { state in
-                    if state.isFinished { return false }
-                    if !self.needsRoom(state) { return true }
-                    state.roomWaiter = continuation
-                    return nil
+                let immediate: Bool? = self.locked.withLock { locked in
+                    let immediate = locked.state.waitForRoom()
+                    if immediate == nil { locked.reader = continuation }
+                    return immediate
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
@@ -223,60 +251,77 @@ final class Outbox: Sendable {
     }
 
     /// Lets the writer drain what is queued and then end; later enqueues are dropped. A reader waiting
-    /// for room is woken.
+    /// for room is woken. During a direct write, the direct writer ends the writer when it hands over.
     func finish() {
-        let (waiter, roomWaiter) = self.state.withLock { state in
-            state.isFinished = true
+        let (writer, reader) = self.locked.withLock { locked in
+            let (endWriter, wakeReader) = locked.state.finish()
             defer {
-                state.waiter = nil
-                state.roomWaiter = nil
+                if endWriter { locked.writer = nil }
+                if wakeReader { locked.reader = nil }
             }
-            return (state.waiter, state.roomWaiter)
+            return (endWriter ? locked.writer : nil, wakeReader ? locked.reader : nil)
         }
-        waiter?.resume(returning: nil)
-        roomWaiter?.resume(returning: false)
+        writer?.resume(returning: nil)
+        reader?.resume(returning: false)
     }
 
     /// Drops everything queued, ends the writer and closes the socket.
     ///
     /// - Parameter reason: Why, for the connection's close reason (``abortReason``).
     func abort(reason: String? = nil) {
-        self.state.withLock { state in
-            state.items = []
-            state.publishedBytes = 0
-            state.queuedBytes = 0
-            if state.abortReason == nil { state.abortReason = reason }
-        }
+        self.locked.withLock { $0.state.abort(reason: reason) }
         self.finish()
         self.socket?.close()
     }
 
     /// Why ``abort(reason:)`` closed the connection, if it said.
-    var abortReason: String? { self.state.withLock { $0.abortReason } }
+    var abortReason: String? { self.locked.withLock { $0.state.abortReason } }
 
     /// Whether the queue is still at least half full, and how many batches the writer has taken so far.
     var backlog: (isCongested: Bool, batchesTaken: UInt64) {
-        self.state.withLock {
-            ($0.isHalfFull(capacity: self.capacity, byteCapacity: self.byteCapacity), $0.batchesTaken)
-        }
+        self.locked.withLock { ($0.state.isHalfFull, $0.state.batchesTaken) }
     }
 
     /// Takes every queued item and counts it written, as the writer does with a batch: for tests and the
     /// fuzz harness, which drain an outbox that has no writer task.
     func takeQueued() -> [Item] {
         defer { self.wrote() }
-        return self.state.withLock { $0.takeAll() }
+        return self.locked.withLock { $0.state.takeAll() }
     }
 
     /// Whether ``finish()`` or ``abort(reason:)`` was called, after which enqueued packets are dropped.
-    var isFinished: Bool { self.state.withLock { $0.isFinished } }
+    var isFinished: Bool { self.locked.withLock { $0.state.isFinished } }
 
     /// The number of packets waiting for the writer.
-    var depth: Int { self.state.withLock { $0.items.count } }
+    var depth: Int { self.locked.withLock { $0.state.items.count } }
 
     /// The bytes queued to the client that the writer has not yet handed to the socket.
-    var unreadBytes: Int { self.state.withLock { $0.unreadBytes } }
+    var unreadBytes: Int { self.locked.withLock { $0.state.unreadBytes } }
 
     /// QoS 0 publishes dropped because the queue was full.
-    var droppedCount: Int { self.state.withLock { $0.droppedCount } }
+    var droppedCount: Int { self.locked.withLock { $0.state.droppedCount } }
+
+    /// Encodes a batch of items into `buffer`, replacing what it held.
+    ///
+    /// - Returns: The number of PUBLISH packets in the batch.
+    @inline(never)
+    @discardableResult
+    static func encode(_ items: [Item], into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        var messages = 0
+        for item in items {
+            switch item {
+            case .publish(let message, let packetID, let dup):
+                messages += 1
+                message.encodePublish(packetID: packetID, dup: dup, into: &buffer)
+            case .packet(let packet):
+                do {
+                    try packet.encode(into: &buffer)
+                } catch {
+                    logger.error("cannot encode packet", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        return messages
+    }
 }

@@ -28,7 +28,12 @@ struct PacketHandler {
     /// seconds keep its connection, and the up to `maximumPacketSize` bytes buffered for it, forever.
     func handleBuffered(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> ReaderStep? {
         var decodedAny = false
-        defer { if decodedAny, state.session != nil { watch.touch() } }
+        defer {
+            if decodedAny, state.session != nil { watch.touch() }
+            // The end of this read's packets (or of those before a pause): write what was routed to
+            // idle writers, before the reader can suspend.
+            state.directWrites?.perform(traffic: self.broker.traffic, logger: self.logger)
+        }
         while true {
             let packet: MQTTPacket
             do {
@@ -95,15 +100,15 @@ struct PacketHandler {
         case .publish(let publish):
             return self.handlePublish(publish, session: session, state: state, outbox: outbox)
         case .puback(let packetID):
-            return self.acknowledge { $0.puback(session, packetID: packetID, into: &$1) }
+            return self.acknowledge(state) { $0.puback(session, packetID: packetID, into: &$1) }
         case .pubrec(let packetID):
-            return self.acknowledge { $0.pubrec(session, packetID: packetID, into: &$1) }
+            return self.acknowledge(state) { $0.pubrec(session, packetID: packetID, into: &$1) }
         case .pubcomp(let packetID):
-            return self.acknowledge { $0.pubcomp(session, packetID: packetID, into: &$1) }
+            return self.acknowledge(state) { $0.pubcomp(session, packetID: packetID, into: &$1) }
         case .pubrel(let packetID):
             return self.broker.core.withLock { core in
                 core.sessions.release(session, packetID: packetID)
-                return Self.reply(.pubcomp(packetID), on: outbox)
+                return Self.reply(.pubcomp(packetID), on: outbox, state: state)
             }
         case .subscribe(let subscribe):
             var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
@@ -148,8 +153,8 @@ struct PacketHandler {
                     packetID: subscribe.packetID,
                     returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
                 )
-                let reason = Self.reply(.suback(suback), on: outbox)
-                core.dispatch(outputs)
+                let reason = Self.reply(.suback(suback), on: outbox, state: state)
+                core.dispatch(outputs, directWrites: &state.directWrites)
                 return (reason, granted)
             }
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
@@ -177,14 +182,14 @@ struct PacketHandler {
             )
             let reason = self.broker.core.withLock { core in
                 core.sessions.unsubscribe(session, from: unsubscribe.filters)
-                return Self.reply(.unsuback(unsubscribe.packetID), on: outbox)
+                return Self.reply(.unsuback(unsubscribe.packetID), on: outbox, state: state)
             }
             if reason == nil {
                 self.broker.emit(.unsubscribed(clientID: state.clientID ?? "", filters: unsubscribe.filters))
             }
             return reason
         case .pingreq:
-            return Self.reply(.pingresp, on: outbox)
+            return Self.reply(.pingresp, on: outbox, state: state)
         case .disconnect:
             self.broker.core.withLock { $0.sessions.discardWill(of: self.id) }
             return .disconnected
@@ -224,12 +229,13 @@ struct PacketHandler {
     }
 
     private func acknowledge(
+        _ state: ReaderState,
         _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
     ) -> CloseReason? {
         self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs)
+            core.dispatch(outputs, directWrites: &state.directWrites)
             return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
         }
     }
@@ -237,8 +243,8 @@ struct PacketHandler {
     /// Queues a reply; a client whose unread bytes it would take past the bound is a slow consumer.
     /// The reader waits for the writer long before its own replies get there, so only messages for the
     /// client and a client that stopped reading do.
-    private static func reply(_ packet: MQTTPacket, on outbox: Outbox) -> CloseReason? {
-        outbox.enqueue(.packet(packet), droppable: false) == .overflow
+    private static func reply(_ packet: MQTTPacket, on outbox: Outbox, state: ReaderState) -> CloseReason? {
+        outbox.enqueue(.packet(packet), droppable: false, directWrites: &state.directWrites) == .overflow
             ? .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) : nil
     }
 
@@ -309,9 +315,10 @@ struct PacketHandler {
                 core.outboxes[self.id] = outbox
                 _ = outbox.enqueue(
                     .packet(.connack(MQTTConnAckPacket(sessionPresent: sessionPresent))),
-                    droppable: false
+                    droppable: false,
+                    directWrites: &state.directWrites
                 )
-                core.dispatch(outputs)
+                core.dispatch(outputs, directWrites: &state.directWrites)
                 return (session, clientID, access, discardedWill)
             }
         state.session = sessionID
@@ -366,8 +373,8 @@ struct PacketHandler {
             )
             switch publish.qos {
             case .atMostOnce: return nil
-            case .atLeastOnce: return Self.reply(.puback(publish.packetID ?? 0), on: outbox)
-            case .exactlyOnce: return Self.reply(.pubrec(publish.packetID ?? 0), on: outbox)
+            case .atLeastOnce: return Self.reply(.puback(publish.packetID ?? 0), on: outbox, state: state)
+            case .exactlyOnce: return Self.reply(.pubrec(publish.packetID ?? 0), on: outbox, state: state)
             }
         }
         let message = BrokerMessage(
@@ -399,11 +406,11 @@ struct PacketHandler {
                 }
                 reply = .pubrec(packetID)
             }
-            core.dispatch(outputs)
+            core.dispatch(outputs, directWrites: &state.directWrites)
             let sessions = core.sessions.takeCongestedSessions()
             let connections = core.congestedConnections
             core.congestedConnections = []
-            return (reply.flatMap { Self.reply($0, on: outbox) }, sessions, connections)
+            return (reply.flatMap { Self.reply($0, on: outbox, state: state) }, sessions, connections)
         }
         state.congestedSessions.formUnion(sessions)
         state.congestedConnections.formUnion(connections)

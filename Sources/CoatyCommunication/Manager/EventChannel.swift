@@ -54,6 +54,8 @@ package final class EventChannel<Event: Sendable>: Sendable {
     /// Set once the stream has terminated, after `state.isTerminated`: lets ``finish()`` return
     /// without the lock (and without generic metadata look-ups) when there is nothing left to do.
     @usableFromInline let hasFinished = Atomic<Bool>(false)
+    /// Set by ``expire()``: a `first(timeout:)` timed out, which it tells apart from another end.
+    let hasExpired = Atomic<Bool>(false)
 
     init(bufferingNewest capacity: Int) {
         self.state = Mutex(State(buffer: BoundedQueue(capacity: capacity)))
@@ -99,6 +101,12 @@ package final class EventChannel<Event: Sendable>: Sendable {
         }
         waiter?.resume(returning: event)
         return result
+    }
+
+    /// Ends the stream because a `first(timeout:)` waiting on it timed out.
+    func expire() {
+        self.hasExpired.store(true, ordering: .releasing)
+        self.finish()
     }
 
     /// Ends the stream. Idempotent.

@@ -126,24 +126,20 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
     ) async throws -> Event where C.Duration == Duration {
         let channel = self.channel
         defer { channel.finish() }
-        let expiry = Expiry()
         let event: Event?
         if C.self == ContinuousClock.self {
             // The common case waits in the calling task and times out through the shared deadline
             // timer: no child task, no timer of its own, so an answer wakes the caller directly
-            // (see Docs/Benchmarks.md).
-            let token = DeadlineTimer.shared.schedule(after: timeout) {
-                expiry.expire()
-                channel.finish()
-            }
+            // (see Docs/Benchmarks.md). The handler holds only the channel, which a timeout marks,
+            // so scheduling it allocates nothing more.
+            let token = DeadlineTimer.shared.schedule(after: timeout) { channel.expire() }
             defer { DeadlineTimer.shared.cancel(token) }
             event = await channel.next(isolation: actor)
         } else {
             event = await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     guard (try? await clock.sleep(for: timeout)) != nil else { return }
-                    expiry.expire()
-                    channel.finish()
+                    channel.expire()
                 }
                 defer { group.cancelAll() }
                 return await channel.next(isolation: actor)
@@ -151,14 +147,9 @@ public struct EventStream<Event: Sendable>: AsyncSequence, Sendable {
         }
         if let event { return event }
         try Task.checkCancellation()
-        if expiry.isExpired { throw CommunicationError(.timedOut, "no event within \(timeout)") }
+        if channel.hasExpired.load(ordering: .acquiring) {
+            throw CommunicationError(.timedOut, "no event within \(timeout)")
+        }
         throw CommunicationError(.notRunning, "the stream finished before an event arrived")
     }
-}
-
-/// Whether a ``EventStream/first(timeout:clock:isolation:)`` timed out.
-private final class Expiry: Sendable {
-    private let expired = Atomic<Bool>(false)
-    var isExpired: Bool { self.expired.load(ordering: .acquiring) }
-    func expire() { self.expired.store(true, ordering: .releasing) }
 }

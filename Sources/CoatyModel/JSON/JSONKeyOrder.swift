@@ -12,6 +12,11 @@ enum JSONKeyOrder {
         return Self.precedes(Array(a.utf8)[...], Array(b.utf8)[...])
     }
 
+    /// The indices of `keys` in key order.
+    static func sortedIndices(of keys: [String]) -> [Int] {
+        keys.indices.sorted { Self.precedes(keys[$0], keys[$1]) }
+    }
+
     private static func precedes(
         _ a: some RandomAccessCollection<UInt8>,
         _ b: some RandomAccessCollection<UInt8>

@@ -50,7 +50,7 @@ extension JSONTreeEncoder {
                 }
             }
         } else {
-            let order = keys.indices.sorted { JSONKeyOrder.precedes(keys[$0], keys[$1]) }
+            let order = JSONKeyOrder.sortedIndices(of: keys)
             keys = order.map { keys[$0] }
             values = order.map { values[$0] }
         }

@@ -37,7 +37,7 @@ enum JSONWriter {
         case .object(let object):
             output.append(UInt8(ascii: "{"))
             if sortedKeys {
-                let order = object.keys.indices.sorted { JSONKeyOrder.precedes(object.keys[$0], object.keys[$1]) }
+                let order = JSONKeyOrder.sortedIndices(of: object.keys)
                 for (position, index) in order.enumerated() {
                     Self.writeMember(of: object, at: index, isFirst: position == 0, into: &output, sortedKeys: true)
                 }

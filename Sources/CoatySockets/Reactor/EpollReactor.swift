@@ -56,8 +56,13 @@ final class EpollReactor: Reactor {
 
     private func run() -> Never {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * Epoll.eventStride, alignment: 8)
+        var load = ReactorLoad()
         while true {
+            load.waiting(at: Syscalls.monotonicNanoseconds())
             let count = self.epoll.wait(self.epollFD, into: buffer, timeoutMilliseconds: -1)
+            load.woke(at: Syscalls.monotonicNanoseconds())
+            // A lone report may be handled on this thread, if it has room (see `ReactorLoad`).
+            let mayHandleReads = count == 1 && load.hasRoom
             if count < 0 {
                 if errno == EINTR { continue }
                 preconditionFailure("CoatySockets: epoll_wait failed with errno \(errno)")
@@ -68,7 +73,7 @@ final class EpollReactor: Reactor {
                 let failed = flags & (Epoll.error | Epoll.hangUp) != 0
                 let readable = failed || flags & (Epoll.input | Epoll.readHangUp) != 0
                 let writable = failed || flags & Epoll.output != 0
-                handle.signal(readable: readable, writable: writable, mayHandleReads: count == 1)
+                handle.signal(readable: readable, writable: writable, mayHandleReads: mayHandleReads)
             }
         }
     }

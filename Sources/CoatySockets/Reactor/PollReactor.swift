@@ -94,6 +94,7 @@ final class PollReactor: Reactor {
         var descriptors: [pollfd] = []
         var ids: [UInt64] = []
         var reports: [(handle: SocketHandle, readable: Bool, writable: Bool)] = []
+        var load = ReactorLoad()
         while true {
             self.state.withLock { state in
                 Self.collectReports(from: descriptors, ids: ids, disarming: &state.armed, into: &reports)
@@ -107,17 +108,21 @@ final class PollReactor: Reactor {
                     ids.append(id)
                 }
             }
+            // A lone report may be handled on this thread, if it has room (see `ReactorLoad`).
+            let mayHandleReads = reports.count == 1 && load.hasRoom
             for report in reports {
                 report.handle.signal(
                     readable: report.readable,
                     writable: report.writable,
-                    mayHandleReads: reports.count == 1
+                    mayHandleReads: mayHandleReads
                 )
             }
             reports.removeAll(keepingCapacity: true)
+            load.waiting(at: Syscalls.monotonicNanoseconds())
             let count = descriptors.withUnsafeMutableBufferPointer { buffer in
                 poll(buffer.baseAddress, nfds_t(buffer.count), -1)
             }
+            load.woke(at: Syscalls.monotonicNanoseconds())
             self.rounds.add(1, ordering: .relaxed)
             if count < 0 {
                 guard errno == EINTR else { preconditionFailure("CoatySockets: poll failed with errno \(errno)") }

@@ -1,0 +1,54 @@
+import Testing
+
+@testable import CoatySockets
+
+/// `ReactorLoad` fed rounds of handling and waiting, as the reactor's thread reports them.
+struct ReactorLoadTests {
+    /// Feeds `rounds` rounds of `busy` nanoseconds handling followed by `idle` nanoseconds waiting.
+    private func feed(_ load: inout ReactorLoad, rounds: Int, busy: Int64, idle: Int64, from start: inout Int64) {
+        for _ in 0..<rounds {
+            load.waiting(at: start)
+            start += idle
+            load.woke(at: start)
+            start += busy
+        }
+    }
+
+    @Test func aThreadThatMostlyWaitsHasRoom() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        #expect(load.hasRoom)
+        self.feed(&load, rounds: 50, busy: 5_000, idle: 30_000, from: &now)
+        #expect(load.hasRoom)
+    }
+
+    @Test func aThreadThatMostlyHandlesReportsHasNoRoom() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        self.feed(&load, rounds: 50, busy: 30_000, idle: 1_000, from: &now)
+        #expect(!load.hasRoom)
+    }
+
+    @Test func roomComesBackWhenTheLoadEnds() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        self.feed(&load, rounds: 50, busy: 30_000, idle: 1_000, from: &now)
+        #expect(!load.hasRoom)
+        // A few quiet rounds are not yet enough to outweigh the busy history ...
+        self.feed(&load, rounds: 1, busy: 2_000, idle: 20_000, from: &now)
+        #expect(!load.hasRoom)
+        // ... a longer quiet spell is.
+        self.feed(&load, rounds: 30, busy: 2_000, idle: 20_000, from: &now)
+        #expect(load.hasRoom)
+    }
+
+    @Test func oneLongWaitOutweighsABusySpell() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        self.feed(&load, rounds: 50, busy: 10_000, idle: 1_000, from: &now)
+        #expect(!load.hasRoom)
+        // A second of silence: the next lone message is handled on the thread.
+        self.feed(&load, rounds: 1, busy: 10_000, idle: 1_000_000_000, from: &now)
+        #expect(load.hasRoom)
+    }
+}

@@ -48,11 +48,13 @@ struct ClientConnection: Sendable {
         }
     }
 
-    /// The per-connection values the reader keeps between packets. Only the reader's task uses it.
+    /// The per-connection values the reader keeps between packets.
     ///
-    /// An object, not a value, so that it does not sit in the reader's async frames (about 300 bytes
-    /// of them); see the comment above ``opened()``.
-    final class ReaderState {
+    /// Used by one thread at a time: the reader's task, or, while that task waits for a plain TCP
+    /// read, the reactor's thread handling the read in its place (see ``inlineHandler(_:outbox:watch:)``); the socket
+    /// handle's lock orders the hand-overs. An object, not a value, so that it does not sit in the
+    /// reader's async frames (about 300 bytes of them); see the comment above ``opened()``.
+    final class ReaderState: @unchecked Sendable {
         var decoder: MQTTPacketDecoder
         var session: SessionID?
         var clientID: String?
@@ -68,10 +70,14 @@ struct ClientConnection: Sendable {
         var stuckConsumers: [String: UInt64] = [:]
         /// Reads since the reader last yielded its thread.
         var readsSinceYield = 0
+        /// Whether the reader yields its thread before its next read.
+        var yieldIsDue = false
         /// The outboxes claimed while handling the current read's packets, written at its end. Never
         /// `nil` for a reader; optional because `nil` is how other callers of
         /// ``MQTTBroker/Core/dispatch(_:directWrites:)`` say that they wake writers instead.
         var directWrites: DirectWrites? = DirectWrites()
+        /// Where the reactor's thread stopped handling this client's reads, for the task to go on.
+        var inlineStep: ReaderStep?
 
         init(decoder: MQTTPacketDecoder) { self.decoder = decoder }
     }
@@ -199,9 +205,28 @@ struct ClientConnection: Sendable {
 
     private func read(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) async -> CloseReason {
         while true {
-            let bytes: [UInt8]
+            if state.yieldIsDue {
+                state.yieldIsDue = false
+                await Task.yield()
+            }
+            var next: ReaderStep?
             do {
-                bytes = try await self.socket.read(maxBytes: Self.readSize)
+                // The reactor's thread handles the read when it can (see `inlineHandler`).
+                if let (tcp, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
+                    next = self.take(
+                        try await tcp.read(maxBytes: Self.readSize, handlingUpTo: Self.inlineReadLimit, handler),
+                        state,
+                        outbox: outbox,
+                        watch: watch
+                    )
+                } else {
+                    next = self.take(
+                        .bytes(try await self.socket.read(maxBytes: Self.readSize)),
+                        state,
+                        outbox: outbox,
+                        watch: watch
+                    )
+                }
             } catch is CancellationError {
                 return .cancelled
             } catch {
@@ -210,33 +235,80 @@ struct ClientConnection: Sendable {
                 if Task.isCancelled { return .cancelled }
                 return .connectionLost("\(error)")
             }
-            if bytes.isEmpty { return watch.hasFired ? .timedOut : .connectionLost("closed by peer") }
-            self.broker.traffic.received(bytes: bytes.count)
-            // A read that finds data does not suspend; yield now and then so that a client that keeps
-            // sending cannot monopolise an executor thread and starve the writers that drain its
-            // messages: after a full read (more is waiting) or every 16 reads. Not after every read: a
-            // yield is a trip through the executor's queue, often to another thread, on the path of
-            // every message.
-            state.readsSinceYield += 1
-            if bytes.count >= Self.readSize || state.readsSinceYield >= 16 {
-                state.readsSinceYield = 0
-                await Task.yield()
-            }
-            if !state.sawFirstByte {
-                state.sawFirstByte = true
-                // Reject a non-CONNECT first packet from its first byte, before buffering anything.
-                if bytes[0] != 0x10 { return .protocolViolation("first packet is not CONNECT") }
-            }
-            state.decoder.append(bytes)
-            while let step = self.handleBuffered(state, outbox: outbox, watch: watch) {
+            while let step = next {
                 switch step {
                 case .close(let reason): return reason
                 case .pace: await self.pace(state)
                 case .waitForWriter:
                     if await !outbox.waitForRoom() { return self.stoppedWaiting(outbox: outbox, watch: watch) }
                 }
+                next = self.handleBuffered(state, outbox: outbox, watch: watch)
             }
         }
+    }
+
+    /// The largest read the reactor's thread handles for a connected TCP client (see ``inlineHandler(_:outbox:watch:)``).
+    ///
+    /// A request, a response or an acknowledgement fits; a read of a burst does not, and goes to the
+    /// reader's task, so bulk traffic is handled on all cores rather than on the one reactor thread.
+    static let inlineReadLimit = 2_048
+
+    /// For a connected client over plain TCP, the socket and what the reactor's thread does with a
+    /// small read while the reader's task waits (``TCPConnection/read(maxBytes:handlingUpTo:_:)``): a
+    /// small message then costs no hand-over from the thread that learns of it to the reader's task,
+    /// which is most of its delay through the broker on an idle machine. The handling is the same
+    /// synchronous ``handleBuffered(_:outbox:watch:)`` the task runs; a step that must wait (pacing,
+    /// room, closing) goes back to the task in ``ReaderState/inlineStep``. `nil` before CONNECT
+    /// (authentication may hash a password), and over TLS or WebSocket, whose framing runs in the task.
+    @inline(never)
+    private func inlineHandler(
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> (TCPConnection, @Sendable ([UInt8]) -> Bool)? {
+        guard state.session != nil, let tcp = self.socket as? TCPConnection else {
+            return nil
+        }
+        return (
+            tcp,
+            { bytes in
+                self.broker.traffic.received(bytes: bytes.count)
+                state.decoder.append(bytes)
+                state.inlineStep = self.handleBuffered(state, outbox: outbox, watch: watch)
+                return state.inlineStep == nil
+            }
+        )
+    }
+
+    /// Handles a read: the bytes the task read, or where the reactor's thread stopped handling them.
+    ///
+    /// A read that finds data does not suspend; the reader yields now and then (``ReaderState/yieldIsDue``)
+    /// so that a client that keeps sending cannot monopolise an executor thread and starve the writers
+    /// that drain its messages: after a full read (more is waiting) or every 16 reads. Not after every
+    /// read: a yield is a trip through the executor's queue, often to another thread, on the path of
+    /// every message.
+    @inline(never)
+    private func take(
+        _ outcome: TCPConnection.ReadOutcome,
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> ReaderStep? {
+        guard case .bytes(let bytes) = outcome else { return state.inlineStep.take() }
+        if bytes.isEmpty { return .close(watch.hasFired ? .timedOut : .connectionLost("closed by peer")) }
+        self.broker.traffic.received(bytes: bytes.count)
+        state.readsSinceYield += 1
+        if bytes.count >= Self.readSize || state.readsSinceYield >= 16 {
+            state.readsSinceYield = 0
+            state.yieldIsDue = true
+        }
+        if !state.sawFirstByte {
+            state.sawFirstByte = true
+            // Reject a non-CONNECT first packet from its first byte, before buffering anything.
+            if bytes[0] != 0x10 { return .close(.protocolViolation("first packet is not CONNECT")) }
+        }
+        state.decoder.append(bytes)
+        return self.handleBuffered(state, outbox: outbox, watch: watch)
     }
 
     /// What ``handleBuffered(_:outbox:watch:)`` needs from the reader before it can go on.

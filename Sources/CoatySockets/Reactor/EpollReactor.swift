@@ -68,7 +68,7 @@ final class EpollReactor: Reactor {
                 let failed = flags & (Epoll.error | Epoll.hangUp) != 0
                 let readable = failed || flags & (Epoll.input | Epoll.readHangUp) != 0
                 let writable = failed || flags & Epoll.output != 0
-                handle.signal(readable: readable, writable: writable)
+                handle.signal(readable: readable, writable: writable, mayHandleReads: count == 1)
             }
         }
     }

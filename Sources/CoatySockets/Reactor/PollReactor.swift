@@ -108,7 +108,11 @@ final class PollReactor: Reactor {
                 }
             }
             for report in reports {
-                report.handle.signal(readable: report.readable, writable: report.writable)
+                report.handle.signal(
+                    readable: report.readable,
+                    writable: report.writable,
+                    mayHandleReads: reports.count == 1
+                )
             }
             reports.removeAll(keepingCapacity: true)
             let count = descriptors.withUnsafeMutableBufferPointer { buffer in

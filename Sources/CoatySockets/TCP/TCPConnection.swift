@@ -40,7 +40,7 @@ package final class TCPConnection: ByteStreamConnection {
     /// has not published for 200 ms may wait for the delayed ACK, once.
     private static let quickAcknowledgementWindow: Int64 = 200_000_000
 
-    private init(handle: SocketHandle, remoteDescription: String, acknowledgesAtOnce: Bool) {
+    init(handle: SocketHandle, remoteDescription: String, acknowledgesAtOnce: Bool) {
         self.handle = handle
         self.remoteDescription = remoteDescription
         self.acknowledgesAtOnce = acknowledgesAtOnce
@@ -138,26 +138,111 @@ package final class TCPConnection: ByteStreamConnection {
     /// - Throws: ``SocketError`` (closed by ``close()``, `ECONNRESET`, …); `CancellationError`.
     package func read(maxBytes: Int = 65_536) async throws -> [UInt8] {
         let capacity = max(1, maxBytes)
-        return try await self.handle.perform(.read, call: "read") { fd in
-            var failure: SocketHandle.CallResult<[UInt8]> = .wouldBlock
-            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                switch Syscalls.receive(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
-                case .done(let n):
-                    count = n
-                    failure = .done([])
-                    // Only during an exchange: see `quickAcknowledgementWindow`.
-                    if n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
-                case .wouldBlock:
-                    count = 0
-                    failure = .wouldBlock
-                case .failed(let code):
-                    count = 0
-                    failure = .failed(code)
+        return try await self.handle.perform(.read, call: "read") { fd in self.receive(fd, capacity: capacity) }
+    }
+
+    /// What ``read(maxBytes:handlingUpTo:_:)`` returns.
+    package enum ReadOutcome: Sendable {
+        /// Bytes for the caller to handle: a read made by the calling task, or one larger than the
+        /// reactor's thread handles; empty at the end of the stream.
+        case bytes([UInt8])
+        /// The reactor's thread handed reads to `consume`, and the last call returned `false` (or it
+        /// stopped to let other sockets go first): the caller goes on from the state `consume` left.
+        case handled
+    }
+
+    /// Reads like ``read(maxBytes:)``, but while it waits for data the reactor's thread reads and
+    /// passes each read of at most `limit` bytes to `consume`, and goes on waiting while
+    /// `consume` returns `true`: a small message is then handled where its arrival is reported, with no
+    /// hand-over to the calling task (see `SocketHandle.wait(_:since:call:handlingReads:)`).
+    ///
+    /// `consume` runs on the reactor's thread, never at the same time as the caller, and must be
+    /// short and never block: every socket of the process waits while it runs. A larger read, the end
+    /// of the stream or an error goes back to the caller, so bulk traffic keeps being handled by tasks
+    /// on all cores.
+    ///
+    /// - Throws: Like ``read(maxBytes:)``.
+    package func read(
+        maxBytes: Int,
+        handlingUpTo limit: Int,
+        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws -> ReadOutcome {
+        let capacity = max(1, maxBytes)
+        let outcome = InlineOutcome()
+        while true {
+            let edges = try self.handle.beginCall(.read, call: "read")
+            let result = self.receive(self.handle.fd, capacity: capacity)
+            self.handle.endCall()
+            switch result {
+            case .done(let bytes): return .bytes(bytes)
+            case .failed(let code): throw SocketError(errno: code, call: "read")
+            case .wouldBlock: break
+            }
+            try await self.handle.wait(.read, since: edges, call: "read") {
+                self.readInline(capacity: capacity, limit: limit, into: outcome, consume)
+            }
+            if let result = outcome.take() { return try result.get() }
+        }
+    }
+
+    /// How many reads the reactor's thread hands to one connection per readiness report before it
+    /// lets the connection's task go on, so a client that keeps sending cannot hold the thread.
+    private static let inlineReadsPerReport = 16
+
+    /// The reactor thread's part of ``read(maxBytes:handlingUpTo:_:)``; returns whether to keep waiting.
+    private func readInline(
+        capacity: Int,
+        limit: Int,
+        into outcome: InlineOutcome,
+        _ consume: ([UInt8]) -> Bool
+    ) -> Bool {
+        for _ in 0..<Self.inlineReadsPerReport {
+            guard (try? self.handle.beginCall(.read, call: "read")) != nil else {
+                outcome.set(.failure(SocketError.closed("read")))
+                return false
+            }
+            let result = self.receive(self.handle.fd, capacity: capacity)
+            self.handle.endCall()
+            switch result {
+            case .wouldBlock:
+                return true
+            case .failed(let code):
+                outcome.set(.failure(SocketError(errno: code, call: "read")))
+                return false
+            case .done(let bytes) where bytes.isEmpty || bytes.count > limit:
+                outcome.set(.success(.bytes(bytes)))
+                return false
+            case .done(let bytes):
+                if !consume(bytes) {
+                    outcome.set(.success(.handled))
+                    return false
                 }
             }
-            if case .done = failure { return .done(bytes) }
-            return failure
         }
+        outcome.set(.success(.handled))
+        return false
+    }
+
+    /// One `recv` of at most `capacity` bytes.
+    private func receive(_ fd: Int32, capacity: Int) -> SocketHandle.CallResult<[UInt8]> {
+        var failure: SocketHandle.CallResult<[UInt8]> = .wouldBlock
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            switch Syscalls.receive(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
+            case .done(let n):
+                count = n
+                failure = .done([])
+                // Only during an exchange: see `quickAcknowledgementWindow`.
+                if n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
+            case .wouldBlock:
+                count = 0
+                failure = .wouldBlock
+            case .failed(let code):
+                count = 0
+                failure = .failed(code)
+            }
+        }
+        if case .done = failure { return .done(bytes) }
+        return failure
     }
 
     /// Writes all of `bytes`.
@@ -233,5 +318,22 @@ package final class TCPConnection: ByteStreamConnection {
     /// Whether ``close()`` has been called.
     package var isClosed: Bool {
         self.handle.isClosed
+    }
+}
+
+/// The result the reactor's thread leaves for the task in ``TCPConnection/read(maxBytes:handlingUpTo:_:)``.
+///
+/// Written on the reactor's thread before it resumes the task and read by the task after; the socket
+/// handle's lock, taken by both in between, orders the two.
+private final class InlineOutcome: @unchecked Sendable {
+    private var result: Result<TCPConnection.ReadOutcome, SocketError>?
+
+    func set(_ result: Result<TCPConnection.ReadOutcome, SocketError>) {
+        self.result = result
+    }
+
+    func take() -> Result<TCPConnection.ReadOutcome, SocketError>? {
+        defer { self.result = nil }
+        return self.result
     }
 }

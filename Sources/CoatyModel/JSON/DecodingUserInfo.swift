@@ -36,6 +36,9 @@ final class DecodingUserInfo {
         self.entries = entries
         self.ownFamily = family
         self.unscopedOptions = options
+        // Taken here, from the family given, rather than in ``valueEntries``: reading it there goes
+        // through ``family``, which copies the family (a retain per dictionary) for every decode.
+        self.cachedValueEntries = .some(family.valueEntries.isEmpty ? nil : family.valueEntries)
     }
 
     /// The family objects decode through, if the user info holds one.

@@ -133,13 +133,13 @@ final class SocketHandle: Sendable {
     /// task is cancelled.
     ///
     /// Given `handlingReads` (for `.read`), the reactor's thread handles the reads meanwhile: on each
-    /// read edge that it reports alone it runs `handlingReads` there, and the wait goes on while that
-    /// returns `true`; on other edges the task is resumed as without it. `handlingReads` must read
-    /// until `EAGAIN` before it returns `true` (the next edge comes only with new data), and must be
-    /// short: every socket of the process waits while it runs. It never overlaps the waiting task: a
-    /// close or cancellation while it runs resumes the task after it returns. This saves the
-    /// hand-over from the reactor's thread to a task for each read, which on an idle machine is most
-    /// of a small message's delay in a broker.
+    /// read edge it may handle (see ``signal(readable:writable:mayHandleReads:)``) it runs
+    /// `handlingReads` there, and the wait goes on while that returns `true`; on other edges the task
+    /// is resumed as without it. `handlingReads` must read until `EAGAIN` before it returns `true`
+    /// (the next edge comes only with new data), and must be short: every socket of the process
+    /// waits while it runs. It never overlaps the waiting task: a close or cancellation while it runs
+    /// resumes the task after it returns. This saves the hand-over from the reactor's thread to a task
+    /// for each read, which on an idle machine is most of a small message's delay in a broker.
     ///
     /// One function, not a wrapper per use: each async layer deepens every waiting connection's
     /// frames, which a task keeps for its lifetime.
@@ -204,10 +204,11 @@ final class SocketHandle: Sendable {
 
     /// Called by the reactor's thread when the kernel reports readiness.
     ///
-    /// `mayHandleReads` says whether this report came alone: only then does a read waiter's inline
-    /// work run here (see ``wait(_:since:call:handlingReads:)``). When several sockets are ready at
-    /// once the thread is the bottleneck, so their waiting tasks are resumed instead and handle the
-    /// reads on all cores: a burst keeps its parallelism, a lone message its short path.
+    /// `mayHandleReads` says whether a read waiter's inline work may run here (see
+    /// ``wait(_:since:call:handlingReads:)``): the reactor allows it for a report that came alone
+    /// while its thread has room (``ReactorLoad``). When several sockets are ready at once, or the
+    /// thread is busy, their waiting tasks are resumed instead and handle the reads on all cores: a
+    /// burst keeps its parallelism, a lone message its short path.
     func signal(readable: Bool, writable: Bool, mayHandleReads: Bool) {
         let (reader, writer, inline): (Waiter?, Waiter?, InlineReads?) = self.state.withLock { state in
             var reader: Waiter?

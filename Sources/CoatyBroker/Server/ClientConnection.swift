@@ -212,21 +212,13 @@ struct ClientConnection: Sendable {
             var next: ReaderStep?
             do {
                 // The reactor's thread handles the read when it can (see `inlineHandler`).
+                let outcome: TCPConnection.ReadOutcome
                 if let (tcp, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
-                    next = self.take(
-                        try await tcp.read(maxBytes: Self.readSize, handlingUpTo: Self.inlineReadLimit, handler),
-                        state,
-                        outbox: outbox,
-                        watch: watch
-                    )
+                    outcome = try await tcp.read(maxBytes: Self.readSize, handlingUpTo: Self.inlineReadLimit, handler)
                 } else {
-                    next = self.take(
-                        .bytes(try await self.socket.read(maxBytes: Self.readSize)),
-                        state,
-                        outbox: outbox,
-                        watch: watch
-                    )
+                    outcome = .bytes(try await self.socket.read(maxBytes: Self.readSize))
                 }
+                next = self.take(outcome, state, outbox: outbox, watch: watch)
             } catch is CancellationError {
                 return .cancelled
             } catch {
@@ -272,9 +264,7 @@ struct ClientConnection: Sendable {
         return (
             tcp,
             { bytes in
-                self.broker.traffic.received(bytes: bytes.count)
-                state.decoder.append(bytes)
-                state.inlineStep = self.handleBuffered(state, outbox: outbox, watch: watch)
+                state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
                 return state.inlineStep == nil
             }
         )
@@ -296,12 +286,23 @@ struct ClientConnection: Sendable {
     ) -> ReaderStep? {
         guard case .bytes(let bytes) = outcome else { return state.inlineStep.take() }
         if bytes.isEmpty { return .close(watch.hasFired ? .timedOut : .connectionLost("closed by peer")) }
-        self.broker.traffic.received(bytes: bytes.count)
         state.readsSinceYield += 1
         if bytes.count >= Self.readSize || state.readsSinceYield >= 16 {
             state.readsSinceYield = 0
             state.yieldIsDue = true
         }
+        return self.handle(bytes, state, outbox: outbox, watch: watch)
+    }
+
+    /// Takes the bytes of one read into the decoder and handles the whole packets they complete: the
+    /// same on the reader's task and on the reactor's thread.
+    private func handle(
+        _ bytes: [UInt8],
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> ReaderStep? {
+        self.broker.traffic.received(bytes: bytes.count)
         if !state.sawFirstByte {
             state.sawFirstByte = true
             // Reject a non-CONNECT first packet from its first byte, before buffering anything.

@@ -169,17 +169,18 @@ package final class TCPConnection: ByteStreamConnection {
     ) async throws -> ReadOutcome {
         let capacity = max(1, maxBytes)
         let outcome = InlineOutcome()
+        // The reactor's thread asks for one byte more than it handles, enough to tell a large read,
+        // which it leaves to the caller, without a 64 KiB buffer for every small message.
+        let inlineCapacity = min(capacity, max(1, limit) + 1)
         while true {
-            let edges = try self.handle.beginCall(.read, call: "read")
-            let result = self.receive(self.handle.fd, capacity: capacity)
-            self.handle.endCall()
+            let (edges, result) = try self.receiveNow(capacity: capacity)
             switch result {
             case .done(let bytes): return .bytes(bytes)
             case .failed(let code): throw SocketError(errno: code, call: "read")
             case .wouldBlock: break
             }
             try await self.handle.wait(.read, since: edges, call: "read") {
-                self.readInline(capacity: capacity, limit: limit, into: outcome, consume)
+                self.readInline(capacity: inlineCapacity, limit: limit, into: outcome, consume)
             }
             if let result = outcome.take() { return try result.get() }
         }
@@ -197,12 +198,10 @@ package final class TCPConnection: ByteStreamConnection {
         _ consume: ([UInt8]) -> Bool
     ) -> Bool {
         for _ in 0..<Self.inlineReadsPerReport {
-            guard (try? self.handle.beginCall(.read, call: "read")) != nil else {
+            guard let (_, result) = try? self.receiveNow(capacity: capacity) else {
                 outcome.set(.failure(SocketError.closed("read")))
                 return false
             }
-            let result = self.receive(self.handle.fd, capacity: capacity)
-            self.handle.endCall()
             switch result {
             case .wouldBlock:
                 return true
@@ -221,6 +220,18 @@ package final class TCPConnection: ByteStreamConnection {
         }
         outcome.set(.success(.handled))
         return false
+    }
+
+    /// One `recv` of at most `capacity` bytes, as a call on the handle, without waiting; with the read
+    /// edges seen before it, to wait for the next.
+    ///
+    /// - Throws: A closed ``SocketError`` once the connection is closed.
+    private func receiveNow(capacity: Int) throws(SocketError) -> (
+        edges: UInt64, result: SocketHandle.CallResult<[UInt8]>
+    ) {
+        let edges = try self.handle.beginCall(.read, call: "read")
+        defer { self.handle.endCall() }
+        return (edges, self.receive(self.handle.fd, capacity: capacity))
     }
 
     /// One `recv` of at most `capacity` bytes.

@@ -38,7 +38,7 @@ final class DecodingUserInfo {
         self.unscopedOptions = options
         // Taken here, from the family given, rather than in ``valueEntries``: reading it there goes
         // through ``family``, which copies the family (a retain per dictionary) for every decode.
-        self.cachedValueEntries = .some(family.valueEntries.isEmpty ? nil : family.valueEntries)
+        self.cachedValueEntries = .some(Self.usable(family.valueEntries))
     }
 
     /// The family objects decode through, if the user info holds one.
@@ -50,10 +50,16 @@ final class DecodingUserInfo {
     /// every value that is not a standard type asks, so the answer is kept.
     var valueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]? {
         if let cachedValueEntries { return cachedValueEntries }
-        let entries = self.family?.valueEntries
-        let result = entries?.isEmpty == false ? entries : nil
+        let result = Self.usable(self.family?.valueEntries)
         self.cachedValueEntries = .some(result)
         return result
+    }
+
+    /// A family's value entries as ``valueEntries`` gives them: `nil` for none.
+    private static func usable(
+        _ entries: [ObjectIdentifier: ObjectFamily.ValueEntry]?
+    ) -> [ObjectIdentifier: ObjectFamily.ValueEntry]? {
+        entries?.isEmpty == false ? entries : nil
     }
 
     /// The options of this decode, if the user info holds them; the same value, with the same identity

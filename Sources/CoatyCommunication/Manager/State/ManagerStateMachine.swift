@@ -40,7 +40,9 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
     enum Phase: Sendable {
         case idle(stopRequested: Bool)
         case connecting(Attempt)
-        case subscribing(Attempt, connection: Connection)
+        /// Boxed: an opaque connection (an existential) would make the whole phase address-only, so
+        /// that every match on it, in the hot paths too, copied it through its value witness.
+        indirect case subscribing(Attempt, connection: Connection)
         case joining(Attempt, ConnectedSession<Connection>)
         case online(ConnectedSession<Connection>)
         case reconnectWait(Backoff)

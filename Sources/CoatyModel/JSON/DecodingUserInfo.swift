@@ -20,14 +20,17 @@ final class DecodingUserInfo {
     private let unscopedOptions: ObjectDecodingOptions?
     private var scopedOptions: ObjectDecodingOptions?
     private var dictionary: [CodingUserInfoKey: Any]?
-    /// The family's value entries, looked up once per decode; `nil` when it has none.
-    private var cachedValueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]??
+    /// The value entries (factories, ``DecoderUpdatable`` types) of the family, or `nil` if it has none:
+    /// every value that is not a standard type asks, so they are taken once, when the user info is
+    /// made, and kept in a constant, which a reader borrows instead of copying.
+    let valueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]?
 
     /// User info holding exactly `entries`.
     init(_ entries: [CodingUserInfoKey: any Sendable]) {
         self.entries = entries
         self.ownFamily = nil
         self.unscopedOptions = nil
+        self.valueEntries = (entries[.objectFamily] as? ObjectFamily).flatMap(Self.usableValueEntries(of:))
     }
 
     /// User info for one ``CoatyJSONDecoder`` decode: `entries`, plus `family` and `options` with a
@@ -36,9 +39,7 @@ final class DecodingUserInfo {
         self.entries = entries
         self.ownFamily = family
         self.unscopedOptions = options
-        // Taken here, from the family given, rather than in ``valueEntries``: reading it there goes
-        // through ``family``, which copies the family (a retain per dictionary) for every decode.
-        self.cachedValueEntries = .some(Self.usable(family.valueEntries))
+        self.valueEntries = Self.usableValueEntries(of: family)
     }
 
     /// The family objects decode through, if the user info holds one.
@@ -46,20 +47,12 @@ final class DecodingUserInfo {
         self.ownFamily ?? self.entries[.objectFamily] as? ObjectFamily
     }
 
-    /// The value entries (factories, ``DecoderUpdatable`` types) of the family, or `nil` if it has none:
-    /// every value that is not a standard type asks, so the answer is kept.
-    var valueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]? {
-        if let cachedValueEntries { return cachedValueEntries }
-        let result = Self.usable(self.family?.valueEntries)
-        self.cachedValueEntries = .some(result)
-        return result
-    }
-
-    /// A family's value entries as ``valueEntries`` gives them: `nil` for none.
-    private static func usable(
-        _ entries: [ObjectIdentifier: ObjectFamily.ValueEntry]?
+    /// A family's value entries as ``valueEntries`` holds them: `nil` for none. The usual family has
+    /// none, and then they are not copied.
+    private static func usableValueEntries(
+        of family: ObjectFamily
     ) -> [ObjectIdentifier: ObjectFamily.ValueEntry]? {
-        entries?.isEmpty == false ? entries : nil
+        family.valueEntries.isEmpty ? nil : family.valueEntries
     }
 
     /// The options of this decode, if the user info holds them; the same value, with the same identity

@@ -45,9 +45,17 @@ public struct InProcessTransport: Transport {
 }
 
 /// One open connection of an ``InProcessTransport``.
-struct InProcessConnection: TransportConnection {
+///
+/// A class, so that a copy of it (the manager hands its connection around on every request and
+/// response) is one retain rather than one per field.
+final class InProcessConnection: TransportConnection {
     let bus: InProcessBus
     let session: InProcessBus.Session
+
+    init(bus: InProcessBus, session: InProcessBus.Session) {
+        self.bus = bus
+        self.session = session
+    }
 
     func publish(_ message: TransportMessage) async throws {
         _ = try self.publishWithoutWaiting(message)

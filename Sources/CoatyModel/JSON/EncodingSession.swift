@@ -1,5 +1,6 @@
-/// What every ``JSONTreeEncoder`` of one encoding shares: the user info, the object graph being
-/// written (if any), and the objects being encoded, to refuse one that contains itself.
+/// What the ``JSONTreeEncoder``s of one encoding share: the user info, the object graph being
+/// written (if any), and the objects being encoded, to refuse one that contains itself. Without user
+/// info it is made only once an object is encoded (see `JSONTreeEncoder.session`).
 ///
 /// One encoding runs on one thread, so nothing here is locked; like the encoders, this type is not
 /// `Sendable`.

@@ -22,11 +22,15 @@ final class JSONTreeEncoder: Encoder {
     /// The coding path above the root of the chain: empty, except for a deferred encoder (see
     /// ``deferredChild(_:)``), which holds its path instead of its parent.
     private let basePath: [any CodingKey]
-    /// What every encoder of one encoding shares.
-    let session: EncodingSession
+    /// What the encoders of one encoding share, handed to each encoder made from this one. An
+    /// encoding without user info makes it only when it first encodes a Coaty object, so that most
+    /// payloads allocate none: the objects in progress are those whose `encode(to:)` is running, and
+    /// every encoder nested in one is made from its encoder after it began. Not checked for exclusive
+    /// access at run time, for the reason `EncodedObject` gives.
+    @exclusivity(unchecked) private var session: EncodingSession?
     /// How many `encode(to:)` calls this encoder is nested in; see ``maximumDepth``.
     let depth: Int
-    var userInfo: [CodingUserInfoKey: Any] { self.session.userInfo }
+    var userInfo: [CodingUserInfoKey: Any] { self.session?.userInfo ?? [:] }
 
     /// The deepest nesting of values encoded, which is also the deepest JSON our decoders accept. Only a
     /// reference cycle reaches it in practice: a value that contains itself would recurse until the
@@ -64,7 +68,7 @@ final class JSONTreeEncoder: Encoder {
         parent: JSONTreeEncoder? = nil,
         component: PathComponent? = nil,
         basePath: [any CodingKey] = [],
-        session: EncodingSession,
+        session: EncodingSession?,
         depth: Int = 0
     ) {
         self.parent = parent
@@ -98,7 +102,7 @@ final class JSONTreeEncoder: Encoder {
 
     /// Encodes a value and returns its tree.
     static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: Any]) throws -> EncodedJSON {
-        let encoder = JSONTreeEncoder(session: EncodingSession(userInfo: userInfo))
+        let encoder = JSONTreeEncoder(session: userInfo.isEmpty ? nil : EncodingSession(userInfo: userInfo))
         if let direct = try encoder.directValue(value, path: []) { return direct }
         // A metatype check, not `value as? CoatyObject`: most values encoded here are payload structs,
         // and a failed cast of a struct to a class searches the runtime's conformance tables.
@@ -138,7 +142,7 @@ final class JSONTreeEncoder: Encoder {
     /// container), since the graph decoder follows a reference from any of them.
     private func encodeNested<T: Encodable>(_ value: T) throws {
         try self.checkDepth()
-        if let graph = self.session.graph, let object = value as? CoatyObject {
+        if let graph = self.session?.graph, let object = value as? CoatyObject {
             try graph.encodeReference(to: object, strong: true, encoder: self)
             return
         }
@@ -150,7 +154,7 @@ final class JSONTreeEncoder: Encoder {
     /// otherwise the object itself, refusing one that contains itself.
     func encodeObject(_ object: CoatyObject) throws {
         try self.checkDepth()
-        if let graph = self.session.graph {
+        if let graph = self.session?.graph {
             try graph.encodeReference(to: object, strong: true, encoder: self)
         } else {
             try self.encodeObjectInline(object)
@@ -160,8 +164,10 @@ final class JSONTreeEncoder: Encoder {
     /// Encodes `object` itself into this encoder, refusing it if it is being encoded already: an object
     /// that contains itself through strong references would be written forever.
     private func encodeObjectInline(_ object: CoatyObject) throws {
-        if let start = self.session.objectsInProgress.firstIndex(where: { $0 === object }) {
-            let cycle = Array(self.session.objectsInProgress[start...]) + [object]
+        let session = self.session ?? EncodingSession(userInfo: [:])
+        self.session = session
+        if let start = session.objectsInProgress.firstIndex(where: { $0 === object }) {
+            let cycle = Array(session.objectsInProgress[start...]) + [object]
             let names = cycle.map { "'\($0.objectID)' (\($0.objectType))" }
             throw EncodingError.invalidValue(
                 object,
@@ -173,8 +179,8 @@ final class JSONTreeEncoder: Encoder {
                 )
             )
         }
-        self.session.objectsInProgress.append(object)
-        defer { self.session.objectsInProgress.removeLast() }
+        session.objectsInProgress.append(object)
+        defer { session.objectsInProgress.removeLast() }
         try object.encode(to: self)
     }
 

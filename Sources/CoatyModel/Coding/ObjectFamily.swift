@@ -39,16 +39,41 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         case factory(Factory)
     }
 
-    private var entries: [String: Entry]
+    /// The family's two tables in one immutable box: a family is copied for every decode (into the
+    /// decoder and its user info), and a copy is then one retain rather than one per table.
+    /// Registering, which an app does while it builds its family, makes a new box.
+    private final class Tables: Sendable {
+        let entries: [String: Entry]
+        let valueEntries: [ObjectIdentifier: ValueEntry]
+
+        init(entries: [String: Entry], valueEntries: [ObjectIdentifier: ValueEntry]) {
+            self.entries = entries
+            self.valueEntries = valueEntries
+        }
+    }
+
+    private var tables: Tables
+
+    private var entries: [String: Entry] { self.tables.entries }
     /// Entries for types that are not Coaty objects (factories, ``DecoderUpdatable`` types), by type.
-    private(set) var valueEntries: [ObjectIdentifier: ValueEntry] = [:]
+    var valueEntries: [ObjectIdentifier: ValueEntry] { self.tables.valueEntries }
 
     /// Creates a family of the built-in types and `types`.
     ///
     /// - Parameter types: Classes to register under their class property `objectType`.
     public init(_ types: [CoatyObject.Type] = []) {
-        self.entries = Self.builtInEntries
+        self.tables = Tables(entries: Self.builtInEntries, valueEntries: [:])
         for type in types { self.register(type) }
+    }
+
+    /// Replaces the tables with `body`'s changes to them.
+    private mutating func change(
+        _ body: (inout [String: Entry], inout [ObjectIdentifier: ValueEntry]) -> Void
+    ) {
+        var entries = self.tables.entries
+        var valueEntries = self.tables.valueEntries
+        body(&entries, &valueEntries)
+        self.tables = Tables(entries: entries, valueEntries: valueEntries)
     }
 
     /// Creates a family of the built-in types and the listed classes.
@@ -58,7 +83,7 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
 
     /// Registers `type` under its class property `objectType`, replacing an earlier registration.
     public mutating func register(_ type: CoatyObject.Type) {
-        self.entries[type.objectType] = .type(type)
+        self.change { entries, _ in entries[type.objectType] = .type(type) }
     }
 
     /// Registers a decoding factory for `objectType`, replacing an earlier registration.
@@ -71,7 +96,7 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     ///   - objectType: The object type the factory decodes.
     ///   - factory: Builds the object; errors it throws fail (or skip) the object like any decoding error.
     public mutating func register(objectType: String, factory: @escaping Factory) {
-        self.entries[objectType] = .factory(factory)
+        self.change { entries, _ in entries[objectType] = .factory(factory) }
     }
 
     /// Registers a decoding factory for `type`, replacing an earlier registration.
@@ -100,9 +125,8 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
             }
             return
         }
-        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
-            try factory(decoder, options.factoryContext)
-        }
+        let entry = ValueEntry { decoder, options in try factory(decoder, options.factoryContext) }
+        self.change { _, valueEntries in valueEntries[ObjectIdentifier(T.self)] = entry }
     }
 
     /// Registers a ``DecoderUpdatable`` type, so that decoding one updates the live instance with its
@@ -117,9 +141,10 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
     ///
     /// - Parameter type: The updatable type; new instances are made with `T.init(from:)`.
     public mutating func register<T: DecoderUpdatable>(_ type: T.Type) {
-        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
+        let entry = ValueEntry { decoder, options in
             try Self.decodeUpdatable(T.self, from: decoder, options: options, factory: nil)
         }
+        self.change { _, valueEntries in valueEntries[ObjectIdentifier(T.self)] = entry }
     }
 
     /// Registers a ``DecoderUpdatable`` type with a factory that makes its new instances (for example to
@@ -133,9 +158,10 @@ public struct ObjectFamily: Sendable, ExpressibleByArrayLiteral {
         _ type: T.Type,
         factory: @escaping @Sendable (_ decoder: any Decoder, _ context: (any Sendable)?) throws -> T
     ) {
-        self.valueEntries[ObjectIdentifier(T.self)] = ValueEntry { decoder, options in
+        let entry = ValueEntry { decoder, options in
             try Self.decodeUpdatable(T.self, from: decoder, options: options, factory: factory)
         }
+        self.change { _, valueEntries in valueEntries[ObjectIdentifier(T.self)] = entry }
     }
 
     /// The class registered for `objectType`, if it was registered as a class.

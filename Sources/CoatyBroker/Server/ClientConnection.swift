@@ -3,10 +3,10 @@ import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
 
-/// Serves one client connection, over TCP or WebSocket: a reader (this task) that decodes packets and
-/// updates the shared state, and a writer child task that drains the connection's ``Outbox`` into the
-/// socket in batches. While that writer is idle, readers routing packets to a plain TCP client send
-/// them themselves at the end of their read (see ``OutboxState``).
+/// Serves one client connection, over TCP, TLS or WebSocket: a reader (this task) that decodes packets
+/// and updates the shared state, and a writer child task that drains the connection's ``Outbox`` into
+/// the socket in batches. While that writer is idle, readers routing packets to a TCP or TLS client
+/// send them themselves at the end of their read (see ``OutboxState``).
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
@@ -174,7 +174,12 @@ struct ClientConnection: Sendable {
         while let items = await outbox.next() {
             let messages = Self.prepare(items, from: outbox, into: &buffer, logger: logger)
             do {
-                try await socket.write(buffer)
+                // An empty batch stands for what a direct write left: over TLS, already encrypted.
+                if items.isEmpty, let direct = outbox.directSocket {
+                    try await direct.writeLeftover(buffer)
+                } else {
+                    try await socket.write(buffer)
+                }
             } catch {
                 // Closes the socket and wakes the reader, wherever it waits; it cleans up.
                 outbox.abort()
@@ -216,9 +221,13 @@ struct ClientConnection: Sendable {
             var next: ReaderStep?
             do {
                 // The reactor's thread handles the read when it can (see `inlineHandler`).
-                let outcome: TCPConnection.ReadOutcome
-                if let (tcp, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
-                    outcome = try await tcp.read(maxBytes: Self.readSize, handlingUpTo: Self.inlineReadLimit, handler)
+                let outcome: DirectReadOutcome
+                if let (stream, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
+                    outcome = try await stream.read(
+                        maxBytes: Self.readSize,
+                        handlingUpTo: Self.inlineReadLimit,
+                        handler
+                    )
                 } else {
                     outcome = .bytes(try await self.socket.read(maxBytes: Self.readSize))
                 }
@@ -243,30 +252,31 @@ struct ClientConnection: Sendable {
         }
     }
 
-    /// The largest read the reactor's thread handles for a connected TCP client (see ``inlineHandler(_:outbox:watch:)``).
+    /// The largest socket read the reactor's thread handles for a connected client (see
+    /// ``inlineHandler(_:outbox:watch:)``); over TLS, in encrypted bytes.
     ///
     /// A request, a response or an acknowledgement fits; a read of a burst does not, and goes to the
     /// reader's task, so bulk traffic is handled on all cores rather than on the one reactor thread.
     static let inlineReadLimit = 2_048
 
-    /// For a connected client over plain TCP, the socket and what the reactor's thread does with a
-    /// small read while the reader's task waits (``TCPConnection/read(maxBytes:handlingUpTo:_:)``): a
-    /// small message then costs no hand-over from the thread that learns of it to the reader's task,
+    /// For a connected client over TCP or TLS, the stream and what the reactor's thread does with a
+    /// small read while the reader's task waits (``DirectByteStream/read(maxBytes:handlingUpTo:_:)``):
+    /// a small message then costs no hand-over from the thread that learns of it to the reader's task,
     /// which is most of its delay through the broker on an idle machine. The handling is the same
     /// synchronous ``handleBuffered(_:outbox:watch:)`` the task runs; a step that must wait (pacing,
     /// room, closing) goes back to the task in ``ReaderState/inlineStep``. `nil` before CONNECT
-    /// (authentication may hash a password), and over TLS or WebSocket, whose framing runs in the task.
+    /// (authentication may hash a password), and over WebSocket, whose framing runs in the task.
     @inline(never)
     private func inlineHandler(
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch
-    ) -> (TCPConnection, @Sendable ([UInt8]) -> Bool)? {
-        guard state.session != nil, let tcp = self.socket as? TCPConnection else {
+    ) -> (any DirectByteStream, @Sendable ([UInt8]) -> Bool)? {
+        guard state.session != nil, let stream = self.socket as? any DirectByteStream else {
             return nil
         }
         return (
-            tcp,
+            stream,
             { bytes in
                 state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
                 return state.inlineStep == nil
@@ -283,7 +293,7 @@ struct ClientConnection: Sendable {
     /// every message.
     @inline(never)
     private func take(
-        _ outcome: TCPConnection.ReadOutcome,
+        _ outcome: DirectReadOutcome,
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch

@@ -278,6 +278,8 @@ struct ClientConnection: Sendable {
         return (
             stream,
             { bytes in
+                state.directWrites?.includesEncrypting = true
+                defer { state.directWrites?.includesEncrypting = false }
                 state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
                 return state.inlineStep == nil
             }

@@ -73,6 +73,8 @@ final class Outbox: Sendable {
     /// The socket when a reader may write to it directly (see ``OutboxState``): TCP or TLS. WebSocket
     /// connections frame what they write in their writer task, so that task writes everything.
     let directSocket: (any DirectByteStream)?
+    /// Whether ``directSocket`` encrypts what it sends (see ``DirectWrites/includesEncrypting``).
+    private let encrypts: Bool
     /// The connection's activity watch, touched when the client reads while its reader waits for room.
     private let watch: ActivityWatch?
     private let locked: Mutex<Locked>
@@ -86,6 +88,7 @@ final class Outbox: Sendable {
     ) {
         self.socket = socket
         self.directSocket = socket as? any DirectByteStream
+        self.encrypts = self.directSocket != nil && !(socket is TCPConnection)
         self.watch = watch
         let state = OutboxState(capacity: capacity, byteCapacity: byteCapacity, unreadLimit: unreadLimit)
         self.unreadLimit = state.unreadLimit
@@ -117,7 +120,7 @@ final class Outbox: Sendable {
     /// and adds it to `directWrites`, whose owner writes it at the end of its read (see
     /// ``OutboxState``). Without, wakes the writer as ``enqueue(_:droppable:)`` does.
     func enqueue(_ item: Item, droppable: Bool, directWrites: inout DirectWrites?) -> EnqueueResult {
-        let mayClaim = directWrites != nil && self.directSocket != nil
+        let mayClaim = self.directSocket != nil && directWrites?.admits(encrypting: self.encrypts) == true
         let (result, claimed) = self.enqueue(item, droppable: droppable, mayClaim: mayClaim)
         if claimed { directWrites?.add(self) }
         return result

@@ -3,10 +3,10 @@ import CoatyMQTTPackets
 import CoatySockets
 import Synchronization
 
-/// Serves one client connection, over TCP or WebSocket: a reader (this task) that decodes packets and
-/// updates the shared state, and a writer child task that drains the connection's ``Outbox`` into the
-/// socket in batches. While that writer is idle, readers routing packets to a plain TCP client send
-/// them themselves at the end of their read (see ``OutboxState``).
+/// Serves one client connection, over TCP, TLS or WebSocket: a reader (this task) that decodes packets
+/// and updates the shared state, and a writer child task that drains the connection's ``Outbox`` into
+/// the socket in batches. While that writer is idle, readers routing packets to a TCP or TLS client
+/// send them themselves at the end of their read (see ``OutboxState``).
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
@@ -33,6 +33,15 @@ struct ClientConnection: Sendable {
         case overLimit(String)
         /// The broker is shutting down.
         case cancelled
+
+        /// Whether what is already queued is written before the connection closes: the refusing
+        /// CONNACK, or the replies to packets the client sent before its DISCONNECT.
+        var flushesQueue: Bool {
+            switch self {
+            case .disconnected, .refused: true
+            default: false
+            }
+        }
 
         var description: String {
             switch self {
@@ -87,37 +96,32 @@ struct ClientConnection: Sendable {
 
     func serve() async {
         let (state, outbox, watch) = self.opened()
-        let reason: CloseReason = await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await Self.write(
-                    outbox,
-                    to: self.socket,
-                    traffic: self.broker.traffic,
-                    logger: self.logger
-                )
-            }
-            let reason = await self.read(state, outbox: outbox, watch: watch)
-            switch reason {
-            case .refused, .disconnected:
-                // Let the writer flush what is queued (the refusing CONNACK, or the replies to packets
-                // the client sent before its DISCONNECT), then close. The writer is cancelled, so it
-                // writes only what the socket takes without waiting: a client that stopped reading
-                // cannot hold the connection open.
-                outbox.finish()
-                group.cancelAll()
-                await group.next()
-                // A WebSocket peer gets a close frame (1000) before FIN, if the socket takes it at once,
-                // so a browser sees a normal closure rather than 1006; over TCP this is only the FIN.
-                await self.socket.shutdownOutput()
-                self.socket.close()
-            default:
-                outbox.abort()
-                group.cancelAll()
-            }
-            await group.waitForAll()
-            return reason
+        let reason: CloseReason
+        do {
+            // An `async let`, not a task group: its child task is allocated in this task's memory,
+            // which saves an idle connection a task group and a task object of its own.
+            async let _: Void = Self.write(
+                outbox,
+                to: self.socket,
+                traffic: self.broker.traffic,
+                logger: self.logger
+            )
+            reason = await self.read(state, outbox: outbox, watch: watch)
+            // Leaving this scope cancels the writer and waits for it. Cancelled, it writes only what
+            // the socket takes without waiting: a client that stopped reading cannot hold the
+            // connection open.
+            if reason.flushesQueue { outbox.finish() } else { outbox.abort() }
         }
+        if reason.flushesQueue { await self.shutdown() }
         self.closed(reason, state: state)
+    }
+
+    /// Ends a connection whose writer has flushed: a WebSocket peer gets a close frame (1000) before
+    /// FIN, if the socket takes it at once, so a browser sees a normal closure rather than 1006; over
+    /// TCP this is only the FIN.
+    private func shutdown() async {
+        await self.socket.shutdownOutput()
+        self.socket.close()
     }
 
     // The reader and the writer keep only what lives across their suspensions in their async frames.
@@ -125,7 +129,7 @@ struct ClientConnection: Sendable {
     // 1 KiB), so everything they do synchronously (setting up, handling packets, encoding, cleaning
     // up, logging) is in functions of its own, never inlined into them, and the reader's state is one
     // object instead of a value in the frame; the writer's wait has no cancellation handler (see
-    // `Outbox.next()`). An idle connection's heap is about 7.8 KiB (see Docs/Broker.md).
+    // `Outbox.next()`). An idle connection's heap is about 6.6 KiB (see Docs/Broker.md).
 
     /// Makes the reader's state, the connection's outbox and its activity watch, and registers the
     /// watch with the sweeper.
@@ -170,7 +174,12 @@ struct ClientConnection: Sendable {
         while let items = await outbox.next() {
             let messages = Self.prepare(items, from: outbox, into: &buffer, logger: logger)
             do {
-                try await socket.write(buffer)
+                // An empty batch stands for what a direct write left: over TLS, already encrypted.
+                if items.isEmpty, let direct = outbox.directSocket {
+                    try await direct.writeLeftover(buffer)
+                } else {
+                    try await socket.write(buffer)
+                }
             } catch {
                 // Closes the socket and wakes the reader, wherever it waits; it cleans up.
                 outbox.abort()
@@ -212,9 +221,13 @@ struct ClientConnection: Sendable {
             var next: ReaderStep?
             do {
                 // The reactor's thread handles the read when it can (see `inlineHandler`).
-                let outcome: TCPConnection.ReadOutcome
-                if let (tcp, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
-                    outcome = try await tcp.read(maxBytes: Self.readSize, handlingUpTo: Self.inlineReadLimit, handler)
+                let outcome: DirectReadOutcome
+                if let (stream, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
+                    outcome = try await stream.read(
+                        maxBytes: Self.readSize,
+                        handlingUpTo: Self.inlineReadLimit,
+                        handler
+                    )
                 } else {
                     outcome = .bytes(try await self.socket.read(maxBytes: Self.readSize))
                 }
@@ -239,31 +252,34 @@ struct ClientConnection: Sendable {
         }
     }
 
-    /// The largest read the reactor's thread handles for a connected TCP client (see ``inlineHandler(_:outbox:watch:)``).
+    /// The largest socket read the reactor's thread handles for a connected client (see
+    /// ``inlineHandler(_:outbox:watch:)``); over TLS, in encrypted bytes.
     ///
     /// A request, a response or an acknowledgement fits; a read of a burst does not, and goes to the
     /// reader's task, so bulk traffic is handled on all cores rather than on the one reactor thread.
     static let inlineReadLimit = 2_048
 
-    /// For a connected client over plain TCP, the socket and what the reactor's thread does with a
-    /// small read while the reader's task waits (``TCPConnection/read(maxBytes:handlingUpTo:_:)``): a
-    /// small message then costs no hand-over from the thread that learns of it to the reader's task,
+    /// For a connected client over TCP or TLS, the stream and what the reactor's thread does with a
+    /// small read while the reader's task waits (``DirectByteStream/read(maxBytes:handlingUpTo:_:)``):
+    /// a small message then costs no hand-over from the thread that learns of it to the reader's task,
     /// which is most of its delay through the broker on an idle machine. The handling is the same
     /// synchronous ``handleBuffered(_:outbox:watch:)`` the task runs; a step that must wait (pacing,
     /// room, closing) goes back to the task in ``ReaderState/inlineStep``. `nil` before CONNECT
-    /// (authentication may hash a password), and over TLS or WebSocket, whose framing runs in the task.
+    /// (authentication may hash a password), and over WebSocket, whose framing runs in the task.
     @inline(never)
     private func inlineHandler(
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch
-    ) -> (TCPConnection, @Sendable ([UInt8]) -> Bool)? {
-        guard state.session != nil, let tcp = self.socket as? TCPConnection else {
+    ) -> (any DirectByteStream, @Sendable ([UInt8]) -> Bool)? {
+        guard state.session != nil, let stream = self.socket as? any DirectByteStream else {
             return nil
         }
         return (
-            tcp,
+            stream,
             { bytes in
+                state.directWrites?.includesEncrypting = true
+                defer { state.directWrites?.includesEncrypting = false }
                 state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
                 return state.inlineStep == nil
             }
@@ -279,7 +295,7 @@ struct ClientConnection: Sendable {
     /// every message.
     @inline(never)
     private func take(
-        _ outcome: TCPConnection.ReadOutcome,
+        _ outcome: DirectReadOutcome,
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch

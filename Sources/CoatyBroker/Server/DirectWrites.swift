@@ -7,6 +7,15 @@ import CoatyCore
 /// returns to the reader, so no claimed outbox waits across a suspension.
 struct DirectWrites {
     private var outboxes: [Outbox] = []
+    /// Whether outboxes whose stream encrypts (TLS) may be claimed too: only for a read the reactor's
+    /// thread handles. A burst goes to the reader's task, and its receivers' writer tasks then put
+    /// many messages in each TLS record instead of one read's worth.
+    var includesEncrypting = false
+
+    /// Whether an outbox may be claimed, given whether its stream encrypts.
+    func admits(encrypting: Bool) -> Bool {
+        !encrypting || self.includesEncrypting
+    }
 
     /// Whether no outbox is claimed.
     var isEmpty: Bool { self.outboxes.isEmpty }

@@ -287,13 +287,25 @@ public final class MQTTBroker: Sendable {
                     defer { self.openConnections.subtract(1, ordering: .relaxed) }
                     switch kind {
                     case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
-                    case .webSocket: await self.serveWebSocket(socket, id: id)
-                    case .tls(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: false)
-                    case .secureWebSocket(let context):
-                        await self.serveTLS(socket, id: id, context: context, overWebSocket: true)
+                    default: await self.serveFramed(socket, id: id, as: kind)
                     }
                 }
             }
+        }
+    }
+
+    /// Serves a connection whose MQTT bytes are framed: over WebSocket, TLS, or both.
+    ///
+    /// Not inlined into the plain TCP path: a task keeps the memory its deepest chain of async frames
+    /// needed until it ends, and the frame of a function that inlined these would be as large as
+    /// theirs for every TCP connection too.
+    @inline(never)
+    private func serveFramed(_ socket: TCPConnection, id: ConnectionID, as kind: ListenerKind) async {
+        switch kind {
+        case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
+        case .webSocket: await self.serveWebSocket(socket, id: id)
+        case .tls(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: false)
+        case .secureWebSocket(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: true)
         }
     }
 

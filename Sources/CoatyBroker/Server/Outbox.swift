@@ -70,10 +70,11 @@ final class Outbox: Sendable {
     /// The socket this outbox feeds; closed by ``abort(reason:)``. `nil` for a connection without one
     /// (tests, the fuzz harness).
     let socket: (any ByteStreamConnection)?
-    /// The socket when a reader may write to it directly (see ``OutboxState``): plain TCP only. TLS
-    /// and WebSocket connections frame what they write, under their own locks, so their writer task
-    /// writes everything.
-    private let directSocket: TCPConnection?
+    /// The socket when a reader may write to it directly (see ``OutboxState``): TCP or TLS. WebSocket
+    /// connections frame what they write in their writer task, so that task writes everything.
+    let directSocket: (any DirectByteStream)?
+    /// Whether ``directSocket`` encrypts what it sends (see ``DirectWrites/includesEncrypting``).
+    private let encrypts: Bool
     /// The connection's activity watch, touched when the client reads while its reader waits for room.
     private let watch: ActivityWatch?
     private let locked: Mutex<Locked>
@@ -86,7 +87,8 @@ final class Outbox: Sendable {
         unreadLimit: Int
     ) {
         self.socket = socket
-        self.directSocket = socket as? TCPConnection
+        self.directSocket = socket as? any DirectByteStream
+        self.encrypts = self.directSocket != nil && !(socket is TCPConnection)
         self.watch = watch
         let state = OutboxState(capacity: capacity, byteCapacity: byteCapacity, unreadLimit: unreadLimit)
         self.unreadLimit = state.unreadLimit
@@ -114,11 +116,11 @@ final class Outbox: Sendable {
     }
 
     /// Queues a packet without suspending. Given `directWrites`, and if the writer task waits with
-    /// nothing unwritten and the socket is plain TCP, claims the outbox instead of waking the writer,
+    /// nothing unwritten and the socket is TCP or TLS, claims the outbox instead of waking the writer,
     /// and adds it to `directWrites`, whose owner writes it at the end of its read (see
     /// ``OutboxState``). Without, wakes the writer as ``enqueue(_:droppable:)`` does.
     func enqueue(_ item: Item, droppable: Bool, directWrites: inout DirectWrites?) -> EnqueueResult {
-        let mayClaim = directWrites != nil && self.directSocket != nil
+        let mayClaim = self.directSocket != nil && directWrites?.admits(encrypting: self.encrypts) == true
         let (result, claimed) = self.enqueue(item, droppable: droppable, mayClaim: mayClaim)
         if claimed { directWrites?.add(self) }
         return result
@@ -148,9 +150,9 @@ final class Outbox: Sendable {
         case .write(let items):
             var buffer: [UInt8] = []
             let messages = Self.encode(items, into: &buffer, logger: logger)
-            let sent = self.directSocket?.writeWithoutWaiting(buffer) ?? 0
-            let unsent = sent == buffer.count ? [] : Array(buffer[sent...])
-            traffic.sent(bytes: sent, messages: unsent.isEmpty ? messages : 0)
+            // Over TLS what is left is encrypted, so the count is approximate when a write is split.
+            let unsent = self.directSocket?.sendWithoutWaiting(buffer) ?? buffer
+            traffic.sent(bytes: max(0, buffer.count - unsent.count), messages: unsent.isEmpty ? messages : 0)
             self.wake(
                 self.locked.withLock {
                     Self.take($0.state.endDirectWrite(unsent: unsent, messages: messages), from: &$0)

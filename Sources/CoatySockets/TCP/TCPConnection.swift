@@ -12,7 +12,7 @@ import Synchronization
 /// system call first and suspends only on `EAGAIN`. All waits are cancellable. One task may read and
 /// another write at the same time; two concurrent reads (or writes) are a programming error and the
 /// second throws `EBUSY`.
-package final class TCPConnection: ByteStreamConnection {
+package final class TCPConnection: DirectByteStream {
     private let handle: SocketHandle
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
@@ -141,32 +141,16 @@ package final class TCPConnection: ByteStreamConnection {
         return try await self.handle.perform(.read, call: "read") { fd in self.receive(fd, capacity: capacity) }
     }
 
-    /// What ``read(maxBytes:handlingUpTo:_:)`` returns.
-    package enum ReadOutcome: Sendable {
-        /// Bytes for the caller to handle: a read made by the calling task, or one larger than the
-        /// reactor's thread handles; empty at the end of the stream.
-        case bytes([UInt8])
-        /// The reactor's thread handed reads to `consume`, and the last call returned `false` (or it
-        /// stopped to let other sockets go first): the caller goes on from the state `consume` left.
-        case handled
-    }
-
     /// Reads like ``read(maxBytes:)``, but while it waits for data the reactor's thread reads and
-    /// passes each read of at most `limit` bytes to `consume`, and goes on waiting while
-    /// `consume` returns `true`: a small message is then handled where its arrival is reported, with no
-    /// hand-over to the calling task (see `SocketHandle.wait(_:since:call:handlingReads:)`).
-    ///
-    /// `consume` runs on the reactor's thread, never at the same time as the caller, and must be
-    /// short and never block: every socket of the process waits while it runs. A larger read, the end
-    /// of the stream or an error goes back to the caller, so bulk traffic keeps being handled by tasks
-    /// on all cores.
-    ///
-    /// - Throws: Like ``read(maxBytes:)``.
+    /// passes each read of at most `limit` bytes to `consume` (see
+    /// ``DirectByteStream/read(maxBytes:handlingUpTo:_:)``): a small message is then handled where
+    /// its arrival is reported, with no hand-over to the calling task (see
+    /// `SocketHandle.wait(_:since:call:handlingReads:)`).
     package func read(
         maxBytes: Int,
         handlingUpTo limit: Int,
         _ consume: @escaping @Sendable ([UInt8]) -> Bool
-    ) async throws -> ReadOutcome {
+    ) async throws -> DirectReadOutcome {
         let capacity = max(1, maxBytes)
         let outcome = InlineOutcome()
         // The reactor's thread asks for one byte more than it handles, enough to tell a large read,
@@ -314,6 +298,18 @@ package final class TCPConnection: ByteStreamConnection {
         return written
     }
 
+    /// Sends what the socket takes at once (see ``DirectByteStream/sendWithoutWaiting(_:)``): one
+    /// `send`; returns the bytes it did not take.
+    package func sendWithoutWaiting(_ bytes: [UInt8]) -> [UInt8] {
+        let sent = self.writeWithoutWaiting(bytes)
+        return sent == bytes.count ? [] : Array(bytes[sent...])
+    }
+
+    /// Writes what ``sendWithoutWaiting(_:)`` left: the bytes themselves.
+    package func writeLeftover(_ leftover: [UInt8]) async throws {
+        try await self.write(leftover)
+    }
+
     /// Half-closes the connection: sends FIN, reads still work. Does nothing after ``close()``.
     package func shutdownOutput() {
         guard (try? self.handle.beginCall(.write, call: "shutdown")) != nil else { return }
@@ -337,13 +333,13 @@ package final class TCPConnection: ByteStreamConnection {
 /// Written on the reactor's thread before it resumes the task and read by the task after; the socket
 /// handle's lock, taken by both in between, orders the two.
 private final class InlineOutcome: @unchecked Sendable {
-    private var result: Result<TCPConnection.ReadOutcome, SocketError>?
+    private var result: Result<DirectReadOutcome, SocketError>?
 
-    func set(_ result: Result<TCPConnection.ReadOutcome, SocketError>) {
+    func set(_ result: Result<DirectReadOutcome, SocketError>) {
         self.result = result
     }
 
-    func take() -> Result<TCPConnection.ReadOutcome, SocketError>? {
+    func take() -> Result<DirectReadOutcome, SocketError>? {
         defer { self.result = nil }
         return self.result
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// writer ever writes to the socket: TLS output that reading causes (a TLS 1.3 key update answer)
 /// waits in the engine and goes out before the next write, so reading and writing never contend
 /// for the socket, and one task may read while another writes, as on ``TCPConnection``.
-package final class TLSConnection: CarrierByteStream {
+package final class TLSConnection: CarrierByteStream, DirectByteStream {
     private let tcp: TCPConnection
     private let engine: Mutex<TLSEngine>
     /// Whether a read is under way, so that a failed write knows whether it may read (see
@@ -20,7 +20,9 @@ package final class TLSConnection: CarrierByteStream {
     /// The ALPN protocol the server chose, if any.
     package let negotiatedProtocol: String?
 
-    private init(tcp: TCPConnection, engine: sending TLSEngine) {
+    /// Wraps a connection whose handshake `engine` has completed (internal for tests, which run the
+    /// handshake in memory).
+    init(tcp: TCPConnection, engine: sending TLSEngine) {
         self.tcp = tcp
         self.version = engine.version
         self.negotiatedProtocol = engine.negotiatedProtocol
@@ -135,6 +137,61 @@ package final class TLSConnection: CarrierByteStream {
         }
     }
 
+    /// Reads like ``read(maxBytes:)``, while the reactor's thread decrypts what each socket read of at
+    /// most `limit` encrypted bytes brings and passes it to `consume` (see
+    /// ``DirectByteStream/read(maxBytes:handlingUpTo:_:)``).
+    ///
+    /// What `consume` was not given when it returned `false` stays decrypted in the engine, and the
+    /// next read returns it first. An alert, a decryption failure or the end of the stream goes back
+    /// to the caller: the task reads it from the engine.
+    package func read(
+        maxBytes: Int,
+        handlingUpTo limit: Int,
+        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws -> DirectReadOutcome {
+        self.isReading.store(true, ordering: .relaxed)
+        defer { self.isReading.store(false, ordering: .relaxed) }
+        let maxBytes = max(1, maxBytes)
+        while true {
+            switch self.engine.withLock({ $0.read(maxBytes: maxBytes) }) {
+            case .data(let bytes): return .bytes(bytes)
+            case .end: return .bytes([])
+            case .failed(let error): throw error
+            case .needsInput: break
+            }
+            let outcome = try await self.tcp.read(maxBytes: 1 << 16, handlingUpTo: limit) { encrypted in
+                self.decryptInline(encrypted, limit: limit, consume)
+            }
+            switch outcome {
+            case .handled:
+                return .handled
+            case .bytes(let encrypted):
+                self.engine.withLock { engine in
+                    if encrypted.isEmpty { engine.peerClosed() } else { engine.feed(encrypted) }
+                }
+            }
+        }
+    }
+
+    /// The reactor thread's part of ``read(maxBytes:handlingUpTo:_:)``: feeds `encrypted` to the
+    /// engine and hands `consume` what it decrypts; returns whether to keep waiting.
+    ///
+    /// The engine's lock is not held while `consume` runs: handling a message may write to this
+    /// connection, which encrypts under the same lock.
+    private func decryptInline(_ encrypted: [UInt8], limit: Int, _ consume: ([UInt8]) -> Bool) -> Bool {
+        var step = self.engine.withLock { engine in
+            engine.feed(encrypted)
+            return engine.read(maxBytes: max(1, limit))
+        }
+        while case .data(let bytes) = step {
+            guard consume(bytes) else { return false }
+            step = self.engine.withLock { $0.read(maxBytes: max(1, limit)) }
+        }
+        // An end or a failure is the task's to report: it finds it in the engine.
+        if case .needsInput = step { return true }
+        return false
+    }
+
     /// Encrypts and writes all of `bytes`; suspends while the peer does not keep up.
     ///
     /// - Throws: ``TLSError`` once the connection has failed; ``SocketError``; `CancellationError`.
@@ -146,11 +203,33 @@ package final class TLSConnection: CarrierByteStream {
     package func write(contentsOf chunks: [[UInt8]]) async throws {
         let records = try self.engine.withLock { engine throws(TLSError) in try engine.encrypt(chunks) }
         guard !records.isEmpty else { return }
+        try await self.writeRecords(records)
+    }
+
+    /// Writes encrypted records; a reset reports the alert the peer sent before it, if any.
+    private func writeRecords(_ records: [UInt8]) async throws {
         do {
             try await self.tcp.write(records)
         } catch let error as SocketError where error.isConnectionReset {
             throw await self.peerAlert() ?? error
         }
+    }
+
+    /// Encrypts `bytes` and sends what the socket takes of the records at once (see
+    /// ``DirectByteStream/sendWithoutWaiting(_:)``); returns the encrypted bytes it did not take,
+    /// which ``writeLeftover(_:)`` sends as they are. A connection that can no longer encrypt is
+    /// closed, and nothing is left.
+    package func sendWithoutWaiting(_ bytes: [UInt8]) -> [UInt8] {
+        guard let records = try? self.engine.withLock({ engine throws(TLSError) in try engine.encrypt([bytes]) }) else {
+            self.tcp.close()
+            return []
+        }
+        return self.tcp.sendWithoutWaiting(records)
+    }
+
+    /// Writes the encrypted bytes ``sendWithoutWaiting(_:)`` left.
+    package func writeLeftover(_ leftover: [UInt8]) async throws {
+        try await self.writeRecords(leftover)
     }
 
     /// The alert a peer sent before it closed the connection, if one is waiting and no read is under

@@ -40,4 +40,14 @@ struct InlineListTests {
         #expect(!emptied)
         #expect(Array(list) == [3, 5, 9])
     }
+
+    @Test func containsLooksAtTheInlineElementAndTheRest() {
+        var list = InlineList<Int>()
+        #expect(!list.contains { _ in true })
+        list.append(4)
+        #expect(list.contains { $0 == 4 } && !list.contains { $0 == 6 })
+        list.append(6)
+        list.append(8)
+        #expect(list.contains { $0 == 8 } && !list.contains { $0 > 8 })
+    }
 }

@@ -32,6 +32,19 @@ struct InlineList<Element: Sendable>: Sendable, Sequence {
 
     func makeIterator() -> Iterator { Iterator(first: self.first, rest: self.rest.makeIterator()) }
 
+    /// Calls `body` on each element, in order. A `for` loop copies the list into an ``Iterator`` (a
+    /// retain per reference in the inline element, and one for the rest); this reads it in place.
+    func forEach(_ body: (Element) throws -> Void) rethrows {
+        if let first = self.first { try body(first) }
+        for element in self.rest { try body(element) }
+    }
+
+    /// Whether an element satisfies `predicate`, read in place as ``forEach(_:)`` reads them.
+    func contains(where predicate: (Element) throws -> Bool) rethrows -> Bool {
+        if let first = self.first, try predicate(first) { return true }
+        return try self.rest.contains(where: predicate)
+    }
+
     struct Iterator: IteratorProtocol {
         fileprivate var first: Element?
         fileprivate var rest: IndexingIterator<[Element]>

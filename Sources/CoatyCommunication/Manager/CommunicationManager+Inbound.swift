@@ -62,7 +62,7 @@ extension CommunicationManager {
             }
         }
         let delivery = Delivery(topic: message.topic, coatyTopic: coatyTopic, payload: message.payload, event: event)
-        for receiver in receivers { receiver.receiver.deliver(delivery) }
+        receivers.forEach { $0.receiver.deliver(delivery) }
         if autoResolve, case .discover(let discover)? = delivery.event { self.autoResolve(discover) }
     }
 

@@ -12,47 +12,37 @@
 /// One decode runs on one thread, so the lazy state needs no lock; like the decoders that hold it,
 /// this type is not `Sendable`.
 final class DecodingUserInfo {
-    /// The entries given by the caller: the app's own, or (without `ownFamily`) already holding the
-    /// family and the options.
+    /// The entries given by the caller: the app's own, or (without `unscopedOptions`) already holding
+    /// the family and the options.
     private let entries: [CodingUserInfoKey: any Sendable]
-    private let ownFamily: ObjectFamily?
+    /// The family objects decode through, if the user info holds one: the one given, or the one in
+    /// the entries.
+    let family: ObjectFamily?
     /// The options before this decode's identity scope is added.
     private let unscopedOptions: ObjectDecodingOptions?
     private var scopedOptions: ObjectDecodingOptions?
     private var dictionary: [CodingUserInfoKey: Any]?
-    /// The value entries (factories, ``DecoderUpdatable`` types) of the family, or `nil` if it has none:
-    /// every value that is not a standard type asks, so they are taken once, when the user info is
-    /// made, and kept in a constant, which a reader borrows instead of copying.
-    let valueEntries: [ObjectIdentifier: ObjectFamily.ValueEntry]?
 
     /// User info holding exactly `entries`.
     init(_ entries: [CodingUserInfoKey: any Sendable]) {
         self.entries = entries
-        self.ownFamily = nil
+        self.family = entries[.objectFamily] as? ObjectFamily
         self.unscopedOptions = nil
-        self.valueEntries = (entries[.objectFamily] as? ObjectFamily).flatMap(Self.usableValueEntries(of:))
     }
 
     /// User info for one ``CoatyJSONDecoder`` decode: `entries`, plus `family` and `options` with a
     /// fresh identity scope, which take precedence over entries under the same keys.
     init(_ entries: [CodingUserInfoKey: any Sendable], family: ObjectFamily, options: ObjectDecodingOptions) {
         self.entries = entries
-        self.ownFamily = family
+        self.family = family
         self.unscopedOptions = options
-        self.valueEntries = Self.usableValueEntries(of: family)
     }
 
-    /// The family objects decode through, if the user info holds one.
-    var family: ObjectFamily? {
-        self.ownFamily ?? self.entries[.objectFamily] as? ObjectFamily
-    }
-
-    /// A family's value entries as ``valueEntries`` holds them: `nil` for none. The usual family has
-    /// none, and then they are not copied.
-    private static func usableValueEntries(
-        of family: ObjectFamily
-    ) -> [ObjectIdentifier: ObjectFamily.ValueEntry]? {
-        family.valueEntries.isEmpty ? nil : family.valueEntries
+    /// The family's value entry (a factory, a ``DecoderUpdatable`` type) for `type`, if it has one.
+    /// Every value that is not a standard type asks, so the family is read in place, not copied.
+    func valueEntry(for type: Any.Type) -> ObjectFamily.ValueEntry? {
+        guard let family = self.family, !family.valueEntries.isEmpty else { return nil }
+        return family.valueEntries[ObjectIdentifier(type)]
     }
 
     /// The options of this decode, if the user info holds them; the same value, with the same identity
@@ -70,7 +60,7 @@ final class DecodingUserInfo {
         if let dictionary { return dictionary }
         var values = [CodingUserInfoKey: Any](minimumCapacity: self.entries.count + 2)
         for (key, value) in self.entries { values[key] = value }
-        if let ownFamily { values[.objectFamily] = ownFamily }
+        if let family { values[.objectFamily] = family }
         if self.unscopedOptions != nil { values[.objectDecodingOptions] = self.options }
         self.dictionary = values
         return values

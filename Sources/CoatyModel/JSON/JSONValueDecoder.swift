@@ -68,7 +68,7 @@ struct JSONValueDecoder: Decoder {
             return unsafeBitCast(members, to: T.self)
         }
         if T.self is CoatyObject.Type { return try self.unboxObject(T.self) }
-        if let entries = self.context.valueEntries, let entry = entries[ObjectIdentifier(T.self)] {
+        if let entry = self.context.valueEntry(for: T.self) {
             return try self.unbox(T.self, through: entry)
         }
         return try T(from: self)

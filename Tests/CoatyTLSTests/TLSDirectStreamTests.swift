@@ -133,7 +133,13 @@ struct TLSDirectStreamTests {
         var all: [[UInt8]] { self.reads.withLock { $0 } }
     }
 
-    @Test func smallRecordsAreDecryptedForTheHandlerUntilItStops() async throws {
+    /// Starts a read on a fresh fixture's server whose handler records what it is given and goes on
+    /// while `goesOn` says so, waits until the read waits, then runs `body`.
+    private func whileReading(
+        maxBytes: Int = 1024,
+        goesOn: @escaping @Sendable ([UInt8]) -> Bool,
+        _ body: (Fixture, Consumed, Task<DirectReadOutcome, any Error>) async throws -> Void
+    ) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
         let fixture = try Fixture(certificates)
@@ -141,71 +147,55 @@ struct TLSDirectStreamTests {
         let consumed = Consumed()
         var armed = fixture.reactor.armed.makeAsyncIterator()
         let reader = Task {
-            try await fixture.server.read(maxBytes: 1024, handlingUpTo: 256) { bytes in
+            try await fixture.server.read(maxBytes: maxBytes, handlingUpTo: 256) { bytes in
                 consumed.reads.withLock { $0.append(bytes) }
-                return bytes != [3]
+                return goesOn(bytes)
             }
         }
         await armed.next()
-        try fixture.deliver([[1]])
-        #expect(consumed.all == [[1]])
-        try fixture.deliver([[2]])
-        #expect(consumed.all == [[1], [2]])
-        try fixture.deliver([[3]])
-        guard case .handled = try await reader.value else {
-            Issue.record("expected the reporting thread to have handled the reads")
-            return
+        try await body(fixture, consumed, reader)
+    }
+
+    @Test func smallRecordsAreDecryptedForTheHandlerUntilItStops() async throws {
+        try await self.whileReading(goesOn: { $0 != [3] }) { fixture, consumed, reader in
+            try fixture.deliver([[1]])
+            #expect(consumed.all == [[1]])
+            try fixture.deliver([[2]])
+            #expect(consumed.all == [[1], [2]])
+            try fixture.deliver([[3]])
+            guard case .handled = try await reader.value else {
+                Issue.record("expected the reporting thread to have handled the reads")
+                return
+            }
+            #expect(consumed.all == [[1], [2], [3]])
         }
-        #expect(consumed.all == [[1], [2], [3]])
     }
 
     @Test func whatTheHandlerWasNotGivenIsReadNext() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let fixture = try Fixture(certificates)
-        defer { fixture.close() }
-        let consumed = Consumed()
-        var armed = fixture.reactor.armed.makeAsyncIterator()
-        let reader = Task {
-            try await fixture.server.read(maxBytes: 1024, handlingUpTo: 256) { bytes in
-                consumed.reads.withLock { $0.append(bytes) }
-                return false
+        try await self.whileReading(goesOn: { _ in false }) { fixture, consumed, reader in
+            // Two records in one socket read: the handler stops after the first.
+            try fixture.deliver([[1], [2]])
+            guard case .handled = try await reader.value else {
+                Issue.record("expected the reporting thread to have handled the first record")
+                return
             }
+            #expect(consumed.all == [[1]])
+            // Already decrypted: returned without a report.
+            #expect(try await fixture.server.read(maxBytes: 1024) == [2])
         }
-        await armed.next()
-        // Two records in one socket read: the handler stops after the first.
-        try fixture.deliver([[1], [2]])
-        guard case .handled = try await reader.value else {
-            Issue.record("expected the reporting thread to have handled the first record")
-            return
-        }
-        #expect(consumed.all == [[1]])
-        // Already decrypted: returned without a report.
-        #expect(try await fixture.server.read(maxBytes: 1024) == [2])
     }
 
     @Test func aLargeReadGoesToTheTaskDecrypted() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let fixture = try Fixture(certificates)
-        defer { fixture.close() }
-        let consumed = Consumed()
-        var armed = fixture.reactor.armed.makeAsyncIterator()
-        let reader = Task {
-            try await fixture.server.read(maxBytes: 4096, handlingUpTo: 256) { bytes in
-                consumed.reads.withLock { $0.append(bytes) }
-                return true
+        try await self.whileReading(maxBytes: 4096, goesOn: { _ in true }) { fixture, consumed, reader in
+            let large = [UInt8](repeating: 7, count: 1000)
+            try fixture.deliver([large])
+            guard case .bytes(let bytes) = try await reader.value else {
+                Issue.record("expected the read to go to the task")
+                return
             }
+            #expect(bytes == large)
+            #expect(consumed.all.isEmpty)
         }
-        await armed.next()
-        let large = [UInt8](repeating: 7, count: 1000)
-        try fixture.deliver([large])
-        guard case .bytes(let bytes) = try await reader.value else {
-            Issue.record("expected the read to go to the task")
-            return
-        }
-        #expect(bytes == large)
-        #expect(consumed.all.isEmpty)
     }
 
     /// Over loopback TCP on the shared reactor: the leftover is written by a task that waits for room.

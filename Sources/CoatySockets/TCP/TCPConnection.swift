@@ -330,17 +330,18 @@ package final class TCPConnection: DirectByteStream {
 
 /// The result the reactor's thread leaves for the task in ``TCPConnection/read(maxBytes:handlingUpTo:_:)``.
 ///
-/// Written on the reactor's thread before it resumes the task and read by the task after; the socket
-/// handle's lock, taken by both in between, orders the two.
-private final class InlineOutcome: @unchecked Sendable {
-    private var result: Result<DirectReadOutcome, SocketError>?
+/// Set on the reactor's thread after the handler's last call and taken by the task once resumed,
+/// under a lock of its own: that lock orders everything the handler wrote before (the reader's
+/// state) before what the task reads after, in a way the thread sanitizer sees too (it does not see
+/// the ordering the continuation's resumption gives).
+private final class InlineOutcome: Sendable {
+    private let result = Mutex<Result<DirectReadOutcome, SocketError>?>(nil)
 
     func set(_ result: Result<DirectReadOutcome, SocketError>) {
-        self.result = result
+        self.result.withLock { $0 = result }
     }
 
     func take() -> Result<DirectReadOutcome, SocketError>? {
-        defer { self.result = nil }
-        return self.result
+        self.result.withLock { $0.take() }
     }
 }

@@ -272,7 +272,7 @@ struct ClientConnection: Sendable {
         outbox: Outbox,
         watch: ActivityWatch
     ) -> (any DirectByteStream, @Sendable ([UInt8]) -> Bool)? {
-        guard state.session != nil, let stream = self.socket as? any DirectByteStream else {
+        guard state.session != nil, let stream = outbox.directSocket else {
             return nil
         }
         return (

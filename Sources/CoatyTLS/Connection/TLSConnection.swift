@@ -119,21 +119,28 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
         defer { self.isReading.store(false, ordering: .relaxed) }
         let limit = max(1, maxBytes)
         while true {
-            switch self.engine.withLock({ $0.read(maxBytes: limit) }) {
-            case .data(let bytes):
-                return bytes
-            case .end:
-                return []
-            case .failed(let error):
-                throw error
-            case .needsInput:
-                // One TCP read's worth at a time, and only when OpenSSL asks for more: the
-                // encrypted bytes held never exceed one record plus one read.
-                let bytes = try await self.tcp.read(maxBytes: 1 << 16)
-                self.engine.withLock { engine in
-                    if bytes.isEmpty { engine.peerClosed() } else { engine.feed(bytes) }
-                }
-            }
+            if let bytes = try self.decrypted(maxBytes: limit) { return bytes }
+            // One TCP read's worth at a time, and only when OpenSSL asks for more: the encrypted
+            // bytes held never exceed one record plus one read.
+            self.feed(try await self.tcp.read(maxBytes: 1 << 16))
+        }
+    }
+
+    /// What the engine has for a read: decrypted bytes, none at the end of the stream, or `nil` when
+    /// it needs more input.
+    private func decrypted(maxBytes: Int) throws(TLSError) -> [UInt8]? {
+        switch self.engine.withLock({ $0.read(maxBytes: maxBytes) }) {
+        case .data(let bytes): return bytes
+        case .end: return []
+        case .failed(let error): throw error
+        case .needsInput: return nil
+        }
+    }
+
+    /// Hands the engine what a read from the socket brought; nothing means the peer closed.
+    private func feed(_ encrypted: [UInt8]) {
+        self.engine.withLock { engine in
+            if encrypted.isEmpty { engine.peerClosed() } else { engine.feed(encrypted) }
         }
     }
 
@@ -153,23 +160,12 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
         defer { self.isReading.store(false, ordering: .relaxed) }
         let maxBytes = max(1, maxBytes)
         while true {
-            switch self.engine.withLock({ $0.read(maxBytes: maxBytes) }) {
-            case .data(let bytes): return .bytes(bytes)
-            case .end: return .bytes([])
-            case .failed(let error): throw error
-            case .needsInput: break
-            }
+            if let bytes = try self.decrypted(maxBytes: maxBytes) { return .bytes(bytes) }
             let outcome = try await self.tcp.read(maxBytes: 1 << 16, handlingUpTo: limit) { encrypted in
                 self.decryptInline(encrypted, limit: limit, consume)
             }
-            switch outcome {
-            case .handled:
-                return .handled
-            case .bytes(let encrypted):
-                self.engine.withLock { engine in
-                    if encrypted.isEmpty { engine.peerClosed() } else { engine.feed(encrypted) }
-                }
-            }
+            guard case .bytes(let encrypted) = outcome else { return .handled }
+            self.feed(encrypted)
         }
     }
 

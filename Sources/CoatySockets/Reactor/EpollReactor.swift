@@ -61,8 +61,7 @@ final class EpollReactor: Reactor {
             load.waiting(at: Syscalls.monotonicNanoseconds())
             let count = self.epoll.wait(self.epollFD, into: buffer, timeoutMilliseconds: -1)
             load.woke(at: Syscalls.monotonicNanoseconds())
-            // A lone report may be handled on this thread, if it has room (see `ReactorLoad`).
-            let mayHandleReads = count == 1 && load.hasRoom
+            let mayHandleReads = load.mayHandleReads(reports: Int(count))
             if count < 0 {
                 if errno == EINTR { continue }
                 preconditionFailure("CoatySockets: epoll_wait failed with errno \(errno)")

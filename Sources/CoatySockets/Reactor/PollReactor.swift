@@ -108,8 +108,7 @@ final class PollReactor: Reactor {
                     ids.append(id)
                 }
             }
-            // A lone report may be handled on this thread, if it has room (see `ReactorLoad`).
-            let mayHandleReads = reports.count == 1 && load.hasRoom
+            let mayHandleReads = load.mayHandleReads(reports: reports.count)
             for report in reports {
                 report.handle.signal(
                     readable: report.readable,

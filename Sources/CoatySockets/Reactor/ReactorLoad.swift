@@ -35,4 +35,9 @@ struct ReactorLoad {
     /// and a send that wakes the receiver) about as long as it then waits for the answer, and nothing
     /// else waits meanwhile. Past four fifths, reports queue up behind it.
     var hasRoom: Bool { self.busy <= 4 * self.idle }
+
+    /// Whether a read waiter's inline work may run for a round of `reports` readiness reports: only
+    /// for a report that came alone, while the thread has room. Several at once are a burst, which
+    /// the tasks handle on all cores.
+    func mayHandleReads(reports: Int) -> Bool { reports == 1 && self.hasRoom }
 }

@@ -51,4 +51,11 @@ struct ReactorLoadTests {
         self.feed(&load, rounds: 1, busy: 10_000, idle: 1_000_000_000, from: &now)
         #expect(load.hasRoom)
     }
+
+    @Test func onlyALoneReportIsHandledOnTheThread() {
+        let load = ReactorLoad()
+        #expect(load.mayHandleReads(reports: 1))
+        #expect(!load.mayHandleReads(reports: 2))
+        #expect(!load.mayHandleReads(reports: 0))
+    }
 }

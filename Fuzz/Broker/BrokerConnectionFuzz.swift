@@ -107,7 +107,8 @@ private final class Client {
     init(id: ConnectionID, configuration: MQTTBroker.Configuration) {
         self.id = id
         self.state = ClientConnection.ReaderState(
-            decoder: MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)
+            decoder: MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize),
+            parkingSocket: nil
         )
         self.outbox = Outbox(socket: nil, configuration: configuration)
         self.watch = ActivityWatch(socket: nil, limit: configuration.connectTimeout)

@@ -6,7 +6,8 @@ import Synchronization
 /// Serves one client connection, over TCP, TLS or WebSocket: a reader (this task) that decodes packets
 /// and updates the shared state, and a writer child task that drains the connection's ``Outbox`` into
 /// the socket in batches. While that writer is idle, readers routing packets to a TCP or TLS client
-/// send them themselves at the end of their read (see ``OutboxState``).
+/// send them themselves at the end of their read (see ``OutboxState``). An idle plain TCP connection
+/// has neither: it parks until something needs a task again (see ``ParkedConnections``).
 /// The connect timeout and keep-alive are enforced by the broker's sweeper through an ``ActivityWatch``.
 struct ClientConnection: Sendable {
     let broker: MQTTBroker
@@ -87,33 +88,73 @@ struct ClientConnection: Sendable {
         var directWrites: DirectWrites? = DirectWrites()
         /// Where the reactor's thread stopped handling this client's reads, for the task to go on.
         var inlineStep: ReaderStep?
+        /// The socket when the connection may park between reads: plain TCP (see ``ParkedConnections``).
+        let parkingSocket: TCPConnection?
 
-        init(decoder: MQTTPacketDecoder) { self.decoder = decoder }
+        init(decoder: MQTTPacketDecoder, parkingSocket: TCPConnection?) {
+            self.decoder = decoder
+            self.parkingSocket = parkingSocket
+        }
     }
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
     private var logger: CoatyLogger { self.broker.logger }
 
-    func serve() async {
+    /// How ``serve()`` ended.
+    enum Served: Sendable {
+        /// The connection is closed and cleaned up.
+        case closed
+        /// The connection waits with no task of its own (see ``ParkedConnections``); it is served again
+        /// when woken.
+        case parked
+    }
+
+    /// Serves the connection until it closes or parks.
+    func serve() async -> Served {
         let (state, outbox, watch) = self.opened()
-        let reason: CloseReason
-        do {
-            // An `async let`, not a task group: its child task is allocated in this task's memory,
-            // which saves an idle connection a task group and a task object of its own.
-            async let _: Void = Self.write(
-                outbox,
-                to: self.socket,
-                traffic: self.broker.traffic,
-                logger: self.logger
-            )
-            reason = await self.read(state, outbox: outbox, watch: watch)
-            // Leaving this scope cancels the writer and waits for it. Cancelled, it writes only what
-            // the socket takes without waiting: a client that stopped reading cannot hold the
-            // connection open.
-            if reason.flushesQueue { outbox.finish() } else { outbox.abort() }
+        return await self.serve(state, outbox: outbox, watch: watch, resuming: nil)
+    }
+
+    /// Serves a parked connection again, from what woke it.
+    func serve(_ woken: ParkedConnections.Woken) async -> Served {
+        await self.serve(woken.state, outbox: woken.outbox, watch: woken.watch, resuming: woken.wake)
+    }
+
+    private func serve(
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch,
+        resuming wake: Result<DirectReadOutcome, any Error>?
+    ) async -> Served {
+        var wake = wake
+        while true {
+            let end: ReaderEnd
+            do {
+                // An `async let`, not a task group: its child task is allocated in this task's memory,
+                // which saves a connection a task group and a task object of its own.
+                async let _: Void = Self.write(
+                    outbox,
+                    to: self.socket,
+                    traffic: self.broker.traffic,
+                    logger: self.logger
+                )
+                end = await self.read(state, outbox: outbox, watch: watch, resuming: wake.take())
+                // Leaving this scope cancels the writer and waits for it. Cancelled, it writes only what
+                // the socket takes without waiting: a client that stopped reading cannot hold the
+                // connection open. Before parking, the outbox has ended it already.
+                if case .close(let reason) = end {
+                    if reason.flushesQueue { outbox.finish() } else { outbox.abort() }
+                }
+            }
+            switch end {
+            case .idle(let edges):
+                if self.park(state, outbox: outbox, watch: watch, since: edges) { return .parked }
+            case .close(let reason):
+                if reason.flushesQueue { await self.shutdown() }
+                self.closed(reason, state: state)
+                return .closed
+            }
         }
-        if reason.flushesQueue { await self.shutdown() }
-        self.closed(reason, state: state)
     }
 
     /// Ends a connection whose writer has flushed: a WebSocket peer gets a close frame (1000) before
@@ -129,7 +170,7 @@ struct ClientConnection: Sendable {
     // 1 KiB), so everything they do synchronously (setting up, handling packets, encoding, cleaning
     // up, logging) is in functions of its own, never inlined into them, and the reader's state is one
     // object instead of a value in the frame; the writer's wait has no cancellation handler (see
-    // `Outbox.next()`). An idle connection's heap is about 6.6 KiB (see Docs/Broker.md).
+    // `Outbox.next()`). An idle plain TCP connection keeps no task at all (see ``ParkedConnections``).
 
     /// Makes the reader's state, the connection's outbox and its activity watch, and registers the
     /// watch with the sweeper.
@@ -138,7 +179,10 @@ struct ClientConnection: Sendable {
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
         let outbox = Outbox(socket: self.socket, watch: watch, configuration: self.configuration)
         self.broker.watches.withLock { $0[self.id] = watch }
-        let state = ReaderState(decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize))
+        let state = ReaderState(
+            decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize),
+            parkingSocket: self.socket as? TCPConnection
+        )
         return (state, outbox, watch)
     }
 
@@ -212,7 +256,21 @@ struct ClientConnection: Sendable {
     /// The most bytes one read takes from the socket.
     static let readSize = 65_536
 
-    private func read(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) async -> CloseReason {
+    /// How the reader ended.
+    enum ReaderEnd {
+        case close(CloseReason)
+        /// Nothing to read and the writer ended (``Outbox/park(wakingReader:)``): the connection may
+        /// park, unless a read edge newer than `edges` came.
+        case idle(edges: UInt64)
+    }
+
+    private func read(
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch,
+        resuming wake: Result<DirectReadOutcome, any Error>?
+    ) async -> ReaderEnd {
+        var wake = wake
         while true {
             if state.yieldIsDue {
                 state.yieldIsDue = false
@@ -222,7 +280,14 @@ struct ClientConnection: Sendable {
             do {
                 // The reactor's thread handles the read when it can (see `inlineHandler`).
                 let outcome: DirectReadOutcome
-                if let (stream, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
+                if let woken = wake.take() {
+                    outcome = try woken.get()
+                } else if let idle = try self.readOrIdle(state, outbox: outbox) {
+                    switch idle {
+                    case .bytes(let bytes): outcome = .bytes(bytes)
+                    case .wouldBlock(let edges): return .idle(edges: edges)
+                    }
+                } else if let (stream, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
                     outcome = try await stream.read(
                         maxBytes: Self.readSize,
                         handlingUpTo: Self.inlineReadLimit,
@@ -233,19 +298,19 @@ struct ClientConnection: Sendable {
                 }
                 next = self.take(outcome, state, outbox: outbox, watch: watch)
             } catch is CancellationError {
-                return .cancelled
+                return .close(.cancelled)
             } catch {
-                if let reason = outbox.abortReason { return .slowConsumer(reason) }
-                if watch.hasFired { return .timedOut }
-                if Task.isCancelled { return .cancelled }
-                return .connectionLost("\(error)")
+                if let reason = outbox.abortReason { return .close(.slowConsumer(reason)) }
+                if watch.hasFired { return .close(.timedOut) }
+                if Task.isCancelled { return .close(.cancelled) }
+                return .close(.connectionLost("\(error)"))
             }
             while let step = next {
                 switch step {
-                case .close(let reason): return reason
+                case .close(let reason): return .close(reason)
                 case .pace: await self.pace(state)
                 case .waitForWriter:
-                    if await !outbox.waitForRoom() { return self.stoppedWaiting(outbox: outbox, watch: watch) }
+                    if await !outbox.waitForRoom() { return .close(self.stoppedWaiting(outbox: outbox, watch: watch)) }
                 }
                 next = self.handleBuffered(state, outbox: outbox, watch: watch)
             }
@@ -267,7 +332,7 @@ struct ClientConnection: Sendable {
     /// room, closing) goes back to the task in ``ReaderState/inlineStep``. `nil` before CONNECT
     /// (authentication may hash a password), and over WebSocket, whose framing runs in the task.
     @inline(never)
-    private func inlineHandler(
+    func inlineHandler(
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch
@@ -406,52 +471,5 @@ struct ClientConnection: Sendable {
             }
             if progressing { previous = current } else { previous = previous.filter { current[$0.key] != nil } }
         }
-    }
-}
-
-/// The connect-timeout and keep-alive deadline of one connection, checked by the broker's sweeper.
-///
-/// One broker-wide sweeper task checks every connection a few times per second instead of one sleeping
-/// task per connection, which keeps idle connections cheap.
-final class ActivityWatch: Sendable {
-    private struct State: Sendable {
-        var lastActivity: ContinuousClock.Instant
-        var limit: Duration?
-        var hasFired = false
-    }
-
-    private let state: Mutex<State>
-    /// The connection's socket; `nil` for a connection without one (tests, the fuzz harness).
-    private let socket: (any ByteStreamConnection)?
-
-    init(socket: (any ByteStreamConnection)?, limit: Duration?) {
-        self.socket = socket
-        self.state = Mutex(State(lastActivity: .now, limit: limit))
-    }
-
-    /// Records that a whole packet arrived.
-    func touch() {
-        self.state.withLock { $0.lastActivity = .now }
-    }
-
-    /// Sets the allowed silence (1.5 × keep-alive after CONNECT) or `nil` for none, counted from now.
-    func setLimit(_ limit: Duration?) {
-        self.state.withLock {
-            $0.limit = limit
-            $0.lastActivity = .now
-        }
-    }
-
-    /// Whether the deadline passed and the socket was closed.
-    var hasFired: Bool { self.state.withLock { $0.hasFired } }
-
-    /// Closes the socket (which wakes the reader) if the allowed silence has passed.
-    func check(now: ContinuousClock.Instant) {
-        let expired = self.state.withLock { state -> Bool in
-            guard !state.hasFired, let limit = state.limit, state.lastActivity + limit <= now else { return false }
-            state.hasFired = true
-            return true
-        }
-        if expired { self.socket?.close() }
     }
 }

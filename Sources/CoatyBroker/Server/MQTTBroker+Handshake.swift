@@ -28,6 +28,7 @@ extension MQTTBroker {
             return
         }
         _ = self.watches.withLock { $0.removeValue(forKey: id) }
-        await ClientConnection(broker: self, socket: socket, id: id).serve()
+        // Only plain TCP connections park (see `ParkedConnections`): this one ends closed.
+        _ = await ClientConnection(broker: self, socket: socket, id: id).serve()
     }
 }

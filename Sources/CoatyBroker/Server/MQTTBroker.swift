@@ -47,13 +47,14 @@ public final class MQTTBroker: Sendable {
     let persistence: BrokerPersistence?
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
+    /// The connections waiting with no task of their own.
+    let parked = ParkedConnections()
     let logger: CoatyLogger
     /// The traffic counters of the `$SYS` topics.
     let traffic = BrokerTraffic()
     private let nextConnectionID = Atomic<UInt64>(1)
-    /// Open connections, counted from the accept to the end of their task (see
-    /// ``Configuration/maximumConnections``).
-    private let openConnections = Atomic<Int>(0)
+    /// Open connections, counted from the accept until closed (see ``Configuration/maximumConnections``).
+    let openConnections = Atomic<Int>(0)
     /// The bytes all readers hold of unfinished packets (see
     /// ``Configuration/maximumUnfinishedPacketBytes``).
     let unfinishedPacketBytes = Atomic<Int>(0)
@@ -233,6 +234,7 @@ public final class MQTTBroker: Sendable {
         }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.sweepDeadlines() }
+            group.addTask { await self.serveParkedConnections() }
             if let persistence = self.persistence {
                 group.addTask { try await self.writeJournal(to: persistence) }
             }
@@ -284,11 +286,14 @@ public final class MQTTBroker: Sendable {
                 guard self.admitsConnection(from: socket) else { continue }
                 let id = ConnectionID(rawValue: self.nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue)
                 group.addTask {
-                    defer { self.openConnections.subtract(1, ordering: .relaxed) }
                     switch kind {
-                    case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
-                    default: await self.serveFramed(socket, id: id, as: kind)
+                    case .tcp:
+                        // A parked connection is counted until the task that serves it again closes it.
+                        if await ClientConnection(broker: self, socket: socket, id: id).serve() == .parked { return }
+                    default:
+                        await self.serveFramed(socket, id: id, as: kind)
                     }
+                    self.openConnections.subtract(1, ordering: .relaxed)
                 }
             }
         }
@@ -302,7 +307,7 @@ public final class MQTTBroker: Sendable {
     @inline(never)
     private func serveFramed(_ socket: TCPConnection, id: ConnectionID, as kind: ListenerKind) async {
         switch kind {
-        case .tcp: await ClientConnection(broker: self, socket: socket, id: id).serve()
+        case .tcp: break  // served by `serve(_:as:)` itself
         case .webSocket: await self.serveWebSocket(socket, id: id)
         case .tls(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: false)
         case .secureWebSocket(let context): await self.serveTLS(socket, id: id, context: context, overWebSocket: true)

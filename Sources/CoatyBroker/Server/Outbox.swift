@@ -59,10 +59,51 @@ final class Outbox: Sendable {
 
     private struct Locked {
         var state: OutboxState
-        /// The writer task, waiting in ``next()``.
-        var writer: CheckedContinuation<[Item]?, Never>?
+        /// The writer task waiting in ``next()``, or the connection parked without one.
+        var writer = WriterSlot.none
         /// The reader, waiting in ``waitForRoom()``.
         var reader: CheckedContinuation<Bool, Never>?
+        /// Set by a ``park(wakingReader:)`` refused while the writer was busy: called once the writer
+        /// waits again, so that the reader tries again.
+        var parkRetry: (@Sendable () -> Void)?
+    }
+
+    /// Who gets what wakes the writer.
+    private enum WriterSlot {
+        /// No writer task waits: it is writing, or not yet asking.
+        case none
+        /// The writer task waits in ``next()``.
+        case waiting(CheckedContinuation<[Item]?, Never>)
+        /// The connection is parked with no tasks (see ``park(wakingReader:)``): what would wake the
+        /// writer is kept for the next writer task, and `wake` (once) has the reader start one.
+        case parked(wake: (@Sendable () -> Void)?, batch: [Item]??)
+
+        /// Hands a batch (`nil`: the end) to the writer; returns what to do once the lock is released.
+        mutating func deliver(_ batch: [Item]?) -> WriterDelivery? {
+            switch self {
+            case .none:
+                return nil
+            case .waiting(let continuation):
+                self = .none
+                return .resume(continuation, batch)
+            case .parked(let wake, _):
+                self = .parked(wake: nil, batch: .some(batch))
+                return wake.map { .wakeReader($0) }
+            }
+        }
+    }
+
+    /// What a delivery to the writer does after the lock.
+    private enum WriterDelivery {
+        case resume(CheckedContinuation<[Item]?, Never>, [Item]?)
+        case wakeReader(@Sendable () -> Void)
+
+        func perform() {
+            switch self {
+            case .resume(let continuation, let batch): continuation.resume(returning: batch)
+            case .wakeReader(let wake): wake()
+            }
+        }
     }
 
     /// Unread bytes beyond which the connection is closed as a slow consumer.
@@ -127,13 +168,12 @@ final class Outbox: Sendable {
     }
 
     private func enqueue(_ item: Item, droppable: Bool, mayClaim: Bool) -> (result: EnqueueResult, claimed: Bool) {
-        let (result, claimed, wake) = self.locked.withLock { locked in
+        let (result, claimed, delivery) = self.locked.withLock { locked in
             let (result, claimed, items) = locked.state.enqueue(item, droppable: droppable, mayClaim: mayClaim)
-            guard let items else { return (result, claimed, nil as (CheckedContinuation<[Item]?, Never>, [Item])?) }
-            defer { locked.writer = nil }
-            return (result, claimed, locked.writer.map { ($0, items) })
+            guard let items else { return (result, claimed, nil as WriterDelivery?) }
+            return (result, claimed, locked.writer.deliver(items))
         }
-        if let (writer, items) = wake { writer.resume(returning: items) }
+        delivery?.perform()
         return (result, claimed)
     }
 
@@ -163,19 +203,22 @@ final class Outbox: Sendable {
 
     /// The continuations a finished write resumes, taken under the lock, and what to resume them with.
     private struct Wakes {
-        var writer: (CheckedContinuation<[Item]?, Never>, [Item]?)?
+        var writer: WriterDelivery?
         var reader: CheckedContinuation<Bool, Never>?
         var readerWasWaiting: Bool
     }
 
     private static func take(_ end: OutboxState.WriteEnd, from locked: inout Locked) -> Wakes {
         var wakes = Wakes(readerWasWaiting: end.readerWasWaiting)
-        if let wake = end.wakeWriter, let writer = locked.writer {
-            locked.writer = nil
-            switch wake {
-            case .items(let items): wakes.writer = (writer, items)
-            case .unsent: wakes.writer = (writer, [])
-            case .end: wakes.writer = (writer, nil)
+        switch end.wakeWriter {
+        case .items(let items): wakes.writer = locked.writer.deliver(items)
+        case .unsent: wakes.writer = locked.writer.deliver([])
+        case .end: wakes.writer = locked.writer.deliver(nil)
+        case nil:
+            // A direct write handed the socket back to the waiting writer: the reader may park now.
+            if locked.state.writer == .waiting, let retry = locked.parkRetry {
+                locked.parkRetry = nil
+                wakes.writer = .wakeReader(retry)
             }
         }
         if end.wakeReader {
@@ -187,7 +230,7 @@ final class Outbox: Sendable {
 
     /// Resumes what a finished write lets go on, and touches the watch if the reader waited for room.
     private func wake(_ wakes: Wakes) {
-        if let (writer, batch) = wakes.writer { writer.resume(returning: batch) }
+        wakes.writer?.perform()
         wakes.reader?.resume(returning: true)
         if wakes.readerWasWaiting { self.watch?.touch() }
     }
@@ -204,17 +247,47 @@ final class Outbox: Sendable {
     /// took each connection's writer task past its first allocator slab: 1 KiB more per connection.
     func next() async -> [Item]? {
         await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
-            let immediate: [Item]?? = self.locked.withLock { locked in
-                switch locked.state.next() {
-                case .write(let items): return .some(items)
-                case .end: return .some(nil)
-                case .wait:
-                    locked.writer = continuation
-                    return nil
+            let (immediate, retry): ([Item]??, (@Sendable () -> Void)?) = self.locked.withLock { locked in
+                if case .parked(_, let batch) = locked.writer {
+                    // The first writer task after parking: it gets what came meanwhile, or it takes the
+                    // place of the one that ended, in whatever state that left (waiting, or claimed).
+                    locked.writer = .none
+                    if let batch { return (batch, nil) }
+                } else {
+                    switch locked.state.next() {
+                    case .write(let items): return (items, nil)
+                    case .end: return (.some(nil), nil)
+                    case .wait: break
+                    }
                 }
+                locked.writer = .waiting(continuation)
+                guard locked.state.writer == .waiting else { return (nil, nil) }
+                defer { locked.parkRetry = nil }
+                return (nil, locked.parkRetry)
             }
             if let immediate { continuation.resume(returning: immediate) }
+            retry?()
         }
+    }
+
+    /// Ends the waiting writer task so that the connection can wait with no tasks of its own: only
+    /// while the writer waits with nothing queued or unwritten. Until a writer task calls ``next()``
+    /// again, what would wake the writer is kept for it, and `wakingReader` is called, once, so that
+    /// the reader starts one. Refused while the writer is busy: `wakingReader` is then called when it
+    /// waits again, for the reader to try again.
+    ///
+    /// - Returns: Whether the writer task was ended.
+    func park(wakingReader: @escaping @Sendable () -> Void) -> Bool {
+        let writer: CheckedContinuation<[Item]?, Never>? = self.locked.withLock { locked in
+            guard case .waiting(let writer) = locked.writer, locked.state.writer == .waiting else {
+                if !locked.state.isFinished { locked.parkRetry = wakingReader }
+                return nil
+            }
+            locked.writer = .parked(wake: wakingReader, batch: nil)
+            return writer
+        }
+        writer?.resume(returning: nil)
+        return writer != nil
     }
 
     /// The bytes a direct write left for the writer task (woken with an empty batch by ``next()``),
@@ -257,13 +330,10 @@ final class Outbox: Sendable {
     func finish() {
         let (writer, reader) = self.locked.withLock { locked in
             let (endWriter, wakeReader) = locked.state.finish()
-            defer {
-                if endWriter { locked.writer = nil }
-                if wakeReader { locked.reader = nil }
-            }
-            return (endWriter ? locked.writer : nil, wakeReader ? locked.reader : nil)
+            defer { if wakeReader { locked.reader = nil } }
+            return (endWriter ? locked.writer.deliver(nil) : nil, wakeReader ? locked.reader : nil)
         }
-        writer?.resume(returning: nil)
+        writer?.perform()
         reader?.resume(returning: false)
     }
 

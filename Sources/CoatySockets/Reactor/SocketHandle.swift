@@ -33,9 +33,20 @@ final class SocketHandle: Sendable {
 
     private struct Waiter {
         var id: UInt64
-        var continuation: CheckedContinuation<Void, any Error>
+        /// The waiting task; `nil` for a parked reader (see ``park(since:handlingReads:onWake:)``),
+        /// whose ``InlineReads/onWake`` stands in for it.
+        var continuation: CheckedContinuation<Void, any Error>?
         /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:handlingReads:)``).
         var inline: InlineReads?
+
+        /// Lets the waiter go on: resumes its task, or calls a parked reader's `onWake`.
+        func resume(throwing error: (any Error)? = nil) {
+            if let continuation {
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            } else {
+                self.inline?.onWake?(error)
+            }
+        }
     }
 
     /// A read waiter's work on the reactor's thread, and what happened to the waiter meanwhile.
@@ -51,8 +62,16 @@ final class SocketHandle: Sendable {
         /// A close or cancellation that came while `body` ran, delivered once it returns: the task must
         /// not resume while the reactor's thread still works for it.
         var failure: (any Error)?
+        /// For a parked reader, what resumes it in place of a task: with the error that ended the wait,
+        /// or `nil` when it is readable or woken (see ``park(since:handlingReads:onWake:)``).
+        let onWake: (@Sendable ((any Error)?) -> Void)?
+        /// A ``wakeReader()`` that came while `body` ran, delivered once it returns.
+        var isWakeRequested = false
 
-        init(body: @escaping @Sendable () -> Bool) { self.body = body }
+        init(body: @escaping @Sendable () -> Bool, onWake: (@Sendable ((any Error)?) -> Void)? = nil) {
+            self.body = body
+            self.onWake = onWake
+        }
     }
 
     private struct State {
@@ -64,6 +83,9 @@ final class SocketHandle: Sendable {
         var readWaiter: Waiter?
         var writeWaiter: Waiter?
         var nextWaiterID: UInt64 = 0
+        /// A ``wakeReader()`` that found no reader waiting: the next read wait or park returns at once,
+        /// so a wake that comes just before the reader waits is not lost.
+        var isWakePending = false
     }
 
     let fd: Int32
@@ -160,6 +182,10 @@ final class SocketHandle: Sendable {
                     if state.isClosed { return .closed }
                     let current = direction == .read ? state.readEdges : state.writeEdges
                     if current != edges { return .ready }
+                    if direction == .read && state.isWakePending {
+                        state.isWakePending = false
+                        return .ready
+                    }
                     if Task.isCancelled { return .cancelled }
                     let inline = handlingReads.map { InlineReads(body: $0) }
                     let waiter = Waiter(id: waiterID, continuation: continuation, inline: inline)
@@ -198,8 +224,60 @@ final class SocketHandle: Sendable {
                     return state.writeWaiter
                 }
             }
-            waiter?.continuation.resume(throwing: CancellationError())
+            waiter?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Parks a reader that has no task: like ``wait(_:since:call:handlingReads:)`` for `.read`, but
+    /// instead of resuming a task the handle calls `onWake` once, from whichever thread ends the wait:
+    /// with `nil` when a read edge comes that the reactor's thread may not handle or `handlingReads`
+    /// returns `false`, or on ``wakeReader()``; with the error when the handle closes. `handlingReads`
+    /// runs as for a waiting task, never after `onWake`.
+    ///
+    /// An idle connection thus needs no task, only this waiter: the reactor's thread handles its
+    /// small reads, and a task is started for it when `onWake` is called.
+    ///
+    /// - Returns: `false`, without parking, when the handle is closed, a read edge newer than
+    ///   `edges` came, a wake is pending, or a reader already waits.
+    func park(
+        since edges: UInt64,
+        handlingReads: @escaping @Sendable () -> Bool,
+        onWake: @escaping @Sendable ((any Error)?) -> Void
+    ) -> Bool {
+        let parked = self.state.withLock { state in
+            if state.isWakePending {
+                state.isWakePending = false
+                return false
+            }
+            guard !state.isClosed, state.readEdges == edges, state.readWaiter == nil else { return false }
+            state.nextWaiterID &+= 1
+            let inline = InlineReads(body: handlingReads, onWake: onWake)
+            state.readWaiter = Waiter(id: state.nextWaiterID, continuation: nil, inline: inline)
+            return true
+        }
+        if parked { self.reactor.watch(self, for: .read) }
+        return parked
+    }
+
+    /// Ends the read waiter's wait as if the socket were readable: a waiting task resumes, a parked
+    /// reader's `onWake` is called; now, or once the reactor's thread returns from its
+    /// `handlingReads`. With no reader waiting, the next read wait or park returns at once instead.
+    ///
+    /// For an owner that wants its reader to look again at something other than the socket.
+    func wakeReader() {
+        let waiter: Waiter? = self.state.withLock { state in
+            guard let waiter = state.readWaiter else {
+                state.isWakePending = true
+                return nil
+            }
+            if waiter.inline?.isRunning == true {
+                waiter.inline?.isWakeRequested = true
+                return nil
+            }
+            state.readWaiter = nil
+            return waiter
+        }
+        waiter?.resume()
     }
 
     /// Called by the reactor's thread when the kernel reports readiness.
@@ -231,8 +309,8 @@ final class SocketHandle: Sendable {
             }
             return (reader, writer, inline)
         }
-        reader?.continuation.resume()
-        writer?.continuation.resume()
+        reader?.resume()
+        writer?.resume()
         if let inline { self.runInline(inline.body) }
     }
 
@@ -245,7 +323,7 @@ final class SocketHandle: Sendable {
                 state.readWaiter = nil
                 return (waiter, failure)
             }
-            if keepWaiting {
+            if keepWaiting && waiter.inline?.isWakeRequested != true {
                 state.readWaiter?.inline?.isRunning = false
                 return (nil, nil)
             }
@@ -256,11 +334,7 @@ final class SocketHandle: Sendable {
             if keepWaiting { self.reactor.watch(self, for: .read) }
             return
         }
-        if let failure {
-            waiter.continuation.resume(throwing: failure)
-        } else {
-            waiter.continuation.resume()
-        }
+        waiter.resume(throwing: failure)
     }
 
     /// Closes the socket: idempotent; wakes waiting operations with a closed ``SocketError``.
@@ -285,8 +359,8 @@ final class SocketHandle: Sendable {
             return (reader, writer, closeNow)
         }
         if closeNow { self.closeDescriptor() }
-        reader?.continuation.resume(throwing: SocketError.closed("read"))
-        writer?.continuation.resume(throwing: SocketError.closed("write"))
+        reader?.resume(throwing: SocketError.closed("read"))
+        writer?.resume(throwing: SocketError.closed("write"))
     }
 
     private func closeDescriptor() {

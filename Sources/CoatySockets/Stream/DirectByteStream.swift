@@ -38,6 +38,7 @@ package enum DirectReadOutcome: Sendable {
     /// reactor's thread handles; empty at the end of the stream.
     case bytes([UInt8])
     /// The reactor's thread handed reads to `consume`, and the last call returned `false` (or it
-    /// stopped to let other sockets go first): the caller goes on from the state `consume` left.
+    /// stopped to let other sockets go first), or the wait ended with no read for the caller: the
+    /// caller goes on from the state `consume` left.
     case handled
 }

@@ -166,8 +166,68 @@ package final class TCPConnection: DirectByteStream {
             try await self.handle.wait(.read, since: edges, call: "read") {
                 self.readInline(capacity: inlineCapacity, limit: limit, into: outcome, consume)
             }
-            if let result = outcome.take() { return try result.get() }
+            // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's
+            // thread did not handle): the caller looks again.
+            return try outcome.take()?.get() ?? .handled
         }
+    }
+
+    /// What ``readWithoutWaiting(maxBytes:)`` found.
+    package enum ImmediateRead: Sendable {
+        /// Between 1 and `maxBytes` bytes, or none at the end of the stream.
+        case bytes([UInt8])
+        /// Nothing to read now; the read edges seen, for ``park(since:handlingUpTo:_:onWake:)``.
+        case wouldBlock(edges: UInt64)
+    }
+
+    /// One read that does not wait.
+    ///
+    /// - Throws: ``SocketError`` (closed, `ECONNRESET`, …).
+    package func readWithoutWaiting(maxBytes: Int) throws -> ImmediateRead {
+        let (edges, result) = try self.receiveNow(capacity: max(1, maxBytes))
+        switch result {
+        case .done(let bytes): return .bytes(bytes)
+        case .failed(let code): throw SocketError(errno: code, call: "read")
+        case .wouldBlock: return .wouldBlock(edges: edges)
+        }
+    }
+
+    /// Waits for data with no task: as ``read(maxBytes:handlingUpTo:_:)`` waits, the reactor's thread
+    /// passes each read of at most `limit` bytes to `consume`, but where that call would resume its
+    /// task, `onWake` is called once instead, from whichever thread ends the wait: with what the
+    /// reactor's thread leaves for the reader (a larger read, or `.handled` once `consume` returned
+    /// `false`), `nil` when the reader should just read (readable, or ``wakeReader()``), or the error
+    /// that ended the wait (closed).
+    ///
+    /// - Parameter edges: From the ``readWithoutWaiting(maxBytes:)`` that found nothing.
+    /// - Returns: `false`, without waiting, when data came since, a wake is pending, the connection is
+    ///   closed, or a reader already waits.
+    package func park(
+        since edges: UInt64,
+        handlingUpTo limit: Int,
+        _ consume: @escaping @Sendable ([UInt8]) -> Bool,
+        onWake: @escaping @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
+    ) -> Bool {
+        let outcome = InlineOutcome()
+        let capacity = max(1, limit) + 1
+        return self.handle.park(
+            since: edges,
+            handlingReads: { self.readInline(capacity: capacity, limit: limit, into: outcome, consume) },
+            onWake: { error in
+                if let error {
+                    onWake(.failure(error))
+                } else {
+                    onWake(outcome.take()?.mapError { $0 })
+                }
+            }
+        )
+    }
+
+    /// Ends the wait of this connection's reader, waiting or parked, as if data had come (see
+    /// ``read(maxBytes:handlingUpTo:_:)`` and ``park(since:handlingUpTo:_:onWake:)``); with none
+    /// waiting, its next wait returns at once.
+    package func wakeReader() {
+        self.handle.wakeReader()
     }
 
     /// How many reads the reactor's thread hands to one connection per readiness report before it

@@ -1,0 +1,141 @@
+import CoatySockets
+import Synchronization
+
+/// The connections that wait with no task of their own, and the queue that hands each one, once
+/// woken, to a task of the broker's ``MQTTBroker/run()``.
+///
+/// An idle connection needs no task: while a client sends nothing that the reactor's thread cannot
+/// handle itself (see ``ClientConnection``), its reader state, outbox and watch wait behind a parked
+/// socket (`TCPConnection.park(since:handlingUpTo:_:onWake:)`). A task, with its async frames and a
+/// writer beside it, is started only when the client sends something that needs one (a large read,
+/// a packet that must wait), when its outbox needs a writer, or when it closes. That keeps an idle
+/// connection at the size of its objects, as in mosquitto's event loop, instead of a task's memory
+/// as well.
+///
+/// Once ``stop()`` was called nothing more parks, the parked connections are closed (each wakes and
+/// ends in a task of its own), and ``next()`` returns `nil` when none is left.
+final class ParkedConnections: Sendable {
+    /// A parked connection that woke, and what woke it (see `TCPConnection.park`).
+    struct Woken: Sendable {
+        let connection: ClientConnection
+        let state: ClientConnection.ReaderState
+        let outbox: Outbox
+        let watch: ActivityWatch
+        let wake: Result<DirectReadOutcome, any Error>?
+    }
+
+    private struct State {
+        var sockets: [ConnectionID: TCPConnection] = [:]
+        var woken: [Woken] = []
+        /// The broker's task, waiting in ``next()``.
+        var consumer: CheckedContinuation<[Woken]?, Never>?
+        var isStopping = false
+        /// A wait for a number of parked connections (``waitUntil(count:)``).
+        var countWaiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
+
+        /// Takes the count waiter if its count is reached.
+        mutating func reachedCount() -> CheckedContinuation<Void, Never>? {
+            guard let waiter = self.countWaiter, waiter.count == self.sockets.count else { return nil }
+            self.countWaiter = nil
+            return waiter.continuation
+        }
+
+        mutating func takeWoken() -> [Woken] {
+            defer { self.woken = [] }
+            return self.woken
+        }
+
+        /// Whether ``next()`` is done: stopping, with nothing parked or woken left.
+        var isDone: Bool { self.isStopping && self.sockets.isEmpty && self.woken.isEmpty }
+    }
+
+    private let state = Mutex(State())
+
+    /// The number of parked connections.
+    var count: Int { self.state.withLock { $0.sockets.count } }
+
+    /// Whether ``stop()`` was called.
+    var isStopping: Bool { self.state.withLock { $0.isStopping } }
+
+    /// Counts a connection about to park.
+    ///
+    /// - Returns: `false` once stopping: the connection must not park.
+    func enter(_ id: ConnectionID, socket: TCPConnection) -> Bool {
+        let (entered, reached) = self.state.withLock { state in
+            guard !state.isStopping else { return (false, nil as CheckedContinuation<Void, Never>?) }
+            state.sockets[id] = socket
+            return (true, state.reachedCount())
+        }
+        reached?.resume()
+        return entered
+    }
+
+    /// Waits until `count` connections are parked (or about to park): for tests.
+    func waitUntil(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = self.state.withLock { state in
+                state.countWaiter = (count, continuation)
+                return state.reachedCount()
+            }
+            reached?.resume()
+        }
+    }
+
+    /// Uncounts a connection that entered but did not park after all.
+    func leave(_ id: ConnectionID) {
+        let (consumer, reached) = self.state.withLock { state in
+            state.sockets.removeValue(forKey: id)
+            let reached = state.reachedCount()
+            guard state.isDone else { return (nil as CheckedContinuation<[Woken]?, Never>?, reached) }
+            defer { state.consumer = nil }
+            return (state.consumer, reached)
+        }
+        consumer?.resume(returning: nil)
+        reached?.resume()
+    }
+
+    /// Hands a woken connection to the broker's task.
+    func wake(_ woken: Woken) {
+        let (resumption, reached) = self.state.withLock { state in
+            state.sockets.removeValue(forKey: woken.connection.id)
+            let reached = state.reachedCount()
+            guard let consumer = state.consumer else {
+                state.woken.append(woken)
+                return (nil as (CheckedContinuation<[Woken]?, Never>, [Woken])?, reached)
+            }
+            state.consumer = nil
+            return ((consumer, [woken]), reached)
+        }
+        if let (consumer, batch) = resumption { consumer.resume(returning: batch) }
+        reached?.resume()
+    }
+
+    /// Waits for woken connections and takes them all; `nil` once stopped with none left.
+    ///
+    /// Not cancellable: after ``stop()`` the broker's task still serves every connection that wakes,
+    /// so that each is cleaned up (its will published, its session detached).
+    func next() async -> [Woken]? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[Woken]?, Never>) in
+            let immediate: [Woken]?? = self.state.withLock { state in
+                if !state.woken.isEmpty { return state.takeWoken() }
+                if state.isDone { return .some(nil) }
+                state.consumer = continuation
+                return nil
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+        }
+    }
+
+    /// Lets nothing park any more and closes the parked connections, each of which then wakes;
+    /// ``next()`` returns `nil` once none is left.
+    func stop() {
+        let (sockets, consumer) = self.state.withLock { state in
+            state.isStopping = true
+            let consumer = state.isDone ? state.consumer : nil
+            if consumer != nil { state.consumer = nil }
+            return (Array(state.sockets.values), consumer)
+        }
+        consumer?.resume(returning: nil)
+        for socket in sockets { socket.close() }
+    }
+}

@@ -17,6 +17,32 @@ enum JSONKeyOrder {
         keys.indices.sorted { Self.precedes(keys[$0], keys[$1]) }
     }
 
+    /// The members of a dictionary in key order.
+    static func sorted<Value>(_ dictionary: [String: Value]) -> [(key: String, value: Value)] {
+        var members = Array(dictionary)
+        guard members.count > 16 else {
+            members.withUnsafeMutableBufferPointer { members in
+                Self.insertionSort(count: members.count, key: { members[$0].key }, swap: { members.swapAt($0, $1) })
+            }
+            return members
+        }
+        return Self.sortedIndices(of: members.map(\.key)).map { members[$0] }
+    }
+
+    /// Sorts `count` members, named by `key`, by insertion, moving them with `swap`: for a few members
+    /// (the usual case), which this sorts in place without copying them.
+    @inline(__always)
+    static func insertionSort(count: Int, key: (Int) -> String, swap: (Int, Int) -> Void) {
+        guard count > 1 else { return }
+        for end in 1..<count {
+            var index = end
+            while index > 0, Self.precedes(key(index), key(index - 1)) {
+                swap(index, index - 1)
+                index -= 1
+            }
+        }
+    }
+
     private static func precedes(
         _ a: some RandomAccessCollection<UInt8>,
         _ b: some RandomAccessCollection<UInt8>

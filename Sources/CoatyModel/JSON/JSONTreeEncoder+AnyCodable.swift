@@ -36,16 +36,11 @@ extension JSONTreeEncoder {
     /// sorted in place; more through an index array.
     private static func sortByKey(_ keys: inout [String], _ values: inout [EncodedJSON]) {
         if keys.count <= 16 {
-            guard keys.count > 1 else { return }
             keys.withUnsafeMutableBufferPointer { keys in
                 values.withUnsafeMutableBufferPointer { values in
-                    for end in 1..<keys.count {
-                        var index = end
-                        while index > 0, JSONKeyOrder.precedes(keys[index], keys[index - 1]) {
-                            keys.swapAt(index, index - 1)
-                            values.swapAt(index, index - 1)
-                            index -= 1
-                        }
+                    JSONKeyOrder.insertionSort(count: keys.count, key: { keys[$0] }) {
+                        keys.swapAt($0, $1)
+                        values.swapAt($0, $1)
                     }
                 }
             }

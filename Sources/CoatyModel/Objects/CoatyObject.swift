@@ -244,7 +244,7 @@ open class CoatyObject: Codable, @unchecked Sendable {
             let declared = Self.propertyKeys
             var all = encoder.container(keyedBy: AnyCodingKey.self)
             // In key order, not the dictionary's, which differs from process to process.
-            for (key, value) in self.customProperties.sorted(by: { JSONKeyOrder.precedes($0.key, $1.key) })
+            for (key, value) in JSONKeyOrder.sorted(self.customProperties)
             where !Self.baseKeys.contains(key) && !declared.contains(key) {
                 try all.encode(value, forKey: AnyCodingKey(key))
             }

@@ -9,11 +9,11 @@ extension ClientConnection {
     ///   then wakes the reader's wait once the writer waits again, so it tries again.
     @inline(never)
     func readOrIdle(_ state: ReaderState, outbox: Outbox) throws -> TCPConnection.ImmediateRead? {
-        guard state.session != nil, let tcp = state.parkingSocket, !self.broker.parked.isStopping else {
-            return nil
-        }
+        guard state.session != nil, let tcp = state.parkingSocket, let wakeReader = state.wakeReader,
+            !self.broker.parked.isStopping
+        else { return nil }
         let read = try tcp.readWithoutWaiting(maxBytes: Self.readSize)
-        if case .wouldBlock = read, !outbox.park(wakingReader: { tcp.wakeReader() }) { return nil }
+        if case .wouldBlock = read, !outbox.park(wakingReader: wakeReader) { return nil }
         return read
     }
 

@@ -90,10 +90,18 @@ struct ClientConnection: Sendable {
         var inlineStep: ReaderStep?
         /// The socket when the connection may park between reads: plain TCP (see ``ParkedConnections``).
         let parkingSocket: TCPConnection?
+        /// Ends the wait of the socket's reader, for the outbox (``Outbox/park(wakingReader:)``): made
+        /// once, not at every park.
+        let wakeReader: (@Sendable () -> Void)?
 
         init(decoder: MQTTPacketDecoder, parkingSocket: TCPConnection?) {
             self.decoder = decoder
             self.parkingSocket = parkingSocket
+            if let parkingSocket {
+                self.wakeReader = { parkingSocket.wakeReader() }
+            } else {
+                self.wakeReader = nil
+            }
         }
     }
 

@@ -54,8 +54,10 @@ final class ParkedConnections: Sendable {
     /// The number of parked connections.
     var count: Int { self.state.withLock { $0.sockets.count } }
 
-    /// Whether ``stop()`` was called.
-    var isStopping: Bool { self.state.withLock { $0.isStopping } }
+    /// Whether ``stop()`` was called: read without the lock on every read of a connection that may
+    /// park; ``enter(_:socket:)`` decides under the lock.
+    var isStopping: Bool { self.stopping.load(ordering: .relaxed) }
+    private let stopping = Atomic(false)
 
     /// Counts a connection about to park.
     ///
@@ -131,6 +133,7 @@ final class ParkedConnections: Sendable {
     func stop() {
         let (sockets, consumer) = self.state.withLock { state in
             state.isStopping = true
+            self.stopping.store(true, ordering: .relaxed)
             let consumer = state.isDone ? state.consumer : nil
             if consumer != nil { state.consumer = nil }
             return (Array(state.sockets.values), consumer)

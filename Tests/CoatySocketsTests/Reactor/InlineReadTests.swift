@@ -185,14 +185,21 @@ struct InlineReadTests {
         return (errorBox.withLock { $0 }, handlerHadReturned)
     }
 
-    @Test func cancellingTheWaitingTaskThrowsCancellation() async throws {
-        let fixture = try Fixture()
-        defer { fixture.peer.close() }
+    /// Starts a task reading from the fixture's connection with a handler that keeps waiting, and
+    /// returns it once it waits.
+    static func waitingReader(_ fixture: Fixture) async -> Task<DirectReadOutcome, any Error> {
         let reader = Task {
             try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 64) { _ in true }
         }
         var armed = fixture.reactor.armed.makeAsyncIterator()
         await armed.next()
+        return reader
+    }
+
+    @Test func cancellingTheWaitingTaskThrowsCancellation() async throws {
+        let fixture = try Fixture()
+        defer { fixture.peer.close() }
+        let reader = await Self.waitingReader(fixture)
         reader.cancel()
         await #expect(throws: CancellationError.self) { try await reader.value }
     }

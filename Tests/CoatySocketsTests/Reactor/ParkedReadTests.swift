@@ -179,11 +179,7 @@ struct ParkedReadTests {
     @Test func wakeReaderEndsTheWaitOfAWaitingTask() async throws {
         let fixture = try Fixture()
         defer { fixture.peer.close() }
-        let reader = Task {
-            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 64) { _ in true }
-        }
-        var armed = fixture.reactor.armed.makeAsyncIterator()
-        await armed.next()
+        let reader = await InlineReadTests.waitingReader(fixture)
         fixture.connection.wakeReader()
         guard case .handled = try await reader.value else {
             Issue.record("expected the task to be told to look again")

@@ -1,20 +1,31 @@
 import CoatySockets
 
 extension ClientConnection {
+    /// What ``readOrIdle(_:outbox:)`` found.
+    enum ParkingRead {
+        case bytes([UInt8])
+        /// Nothing to read, and the writer task ended: the connection may park.
+        case idle(edges: UInt64)
+        /// Nothing to read, but the writer is busy: the reader waits on `socket` (the outbox wakes it
+        /// once the writer waits again, so that it tries again).
+        case writerBusy(TCPConnection, edges: UInt64)
+    }
+
     /// For a connection that may park (connected, over plain TCP, the broker not stopping), one read
     /// that does not wait; when it finds nothing, also ends the writer task (``Outbox/park(wakingReader:)``),
     /// and the reader goes on to ``park(_:outbox:watch:since:)``.
     ///
-    /// - Returns: `nil` when the connection cannot park now, also when its writer is busy: the outbox
-    ///   then wakes the reader's wait once the writer waits again, so it tries again.
+    /// - Returns: `nil` when the connection cannot park.
     @inline(never)
-    func readOrIdle(_ state: ReaderState, outbox: Outbox) throws -> TCPConnection.ImmediateRead? {
+    func readOrIdle(_ state: ReaderState, outbox: Outbox) throws -> ParkingRead? {
         guard state.session != nil, let tcp = state.parkingSocket, let wakeReader = state.wakeReader,
             !self.broker.parked.isStopping
         else { return nil }
-        let read = try tcp.readWithoutWaiting(maxBytes: Self.readSize)
-        if case .wouldBlock = read, !outbox.park(wakingReader: wakeReader) { return nil }
-        return read
+        switch try tcp.readWithoutWaiting(maxBytes: Self.readSize) {
+        case .bytes(let bytes): return .bytes(bytes)
+        case .wouldBlock(let edges):
+            return outbox.park(wakingReader: wakeReader) ? .idle(edges: edges) : .writerBusy(tcp, edges: edges)
+        }
     }
 
     /// Parks the connection once its reader found nothing to read and its writer ended: the task
@@ -28,9 +39,8 @@ extension ClientConnection {
     @inline(never)
     func park(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch, since edges: UInt64) -> Bool {
         let parking = self.broker.parked
-        guard let tcp = state.parkingSocket, let (_, handler) = self.inlineHandler(state, outbox: outbox, watch: watch),
-            parking.enter(self.id, socket: tcp)
-        else { return false }
+        guard let tcp = state.parkingSocket, parking.enter(self.id, socket: tcp) else { return false }
+        let handler = self.readHandler(state, outbox: outbox, watch: watch)
         let parked = tcp.park(since: edges, handlingUpTo: Self.inlineReadLimit, handler) { wake in
             parking.wake(
                 ParkedConnections.Woken(connection: self, state: state, outbox: outbox, watch: watch, wake: wake)

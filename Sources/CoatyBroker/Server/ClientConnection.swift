@@ -290,10 +290,17 @@ struct ClientConnection: Sendable {
                 let outcome: DirectReadOutcome
                 if let woken = wake.take() {
                     outcome = try woken.get()
-                } else if let idle = try self.readOrIdle(state, outbox: outbox) {
-                    switch idle {
+                } else if let read = try self.readOrIdle(state, outbox: outbox) {
+                    switch read {
                     case .bytes(let bytes): outcome = .bytes(bytes)
-                    case .wouldBlock(let edges): return .idle(edges: edges)
+                    case .idle(let edges): return .idle(edges: edges)
+                    case .writerBusy(let tcp, let edges):
+                        outcome = try await tcp.read(
+                            maxBytes: Self.readSize,
+                            handlingUpTo: Self.inlineReadLimit,
+                            after: edges,
+                            self.readHandler(state, outbox: outbox, watch: watch)
+                        )
                     }
                 } else if let (stream, handler) = self.inlineHandler(state, outbox: outbox, watch: watch) {
                     outcome = try await stream.read(
@@ -348,15 +355,18 @@ struct ClientConnection: Sendable {
         guard state.session != nil, let stream = outbox.directSocket else {
             return nil
         }
-        return (
-            stream,
-            { bytes in
-                state.directWrites?.includesEncrypting = true
-                defer { state.directWrites?.includesEncrypting = false }
-                state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
-                return state.inlineStep == nil
-            }
-        )
+        return (stream, self.readHandler(state, outbox: outbox, watch: watch))
+    }
+
+    /// What the reactor's thread does with a small read (see ``inlineHandler(_:outbox:watch:)``):
+    /// handles it, and keeps waiting unless a step needs the reader's task.
+    func readHandler(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> @Sendable ([UInt8]) -> Bool {
+        { bytes in
+            state.directWrites?.includesEncrypting = true
+            defer { state.directWrites?.includesEncrypting = false }
+            state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
+            return state.inlineStep == nil
+        }
     }
 
     /// Handles a read: the bytes the task read, or where the reactor's thread stopped handling them.

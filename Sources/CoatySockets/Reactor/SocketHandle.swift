@@ -86,6 +86,25 @@ final class SocketHandle: Sendable {
         /// A ``wakeReader()`` that found no reader waiting: the next read wait or park returns at once,
         /// so a wake that comes just before the reader waits is not lost.
         var isWakePending = false
+
+        /// Whether a waiter for an edge in `direction` newer than `edges` need not wait: `.closed`,
+        /// or `.ready` when that edge came or, for reads, a wake is pending (which this takes).
+        /// `nil`: it waits.
+        mutating func readiness(_ direction: Direction, since edges: UInt64) -> Readiness? {
+            if self.isClosed { return .closed }
+            if (direction == .read ? self.readEdges : self.writeEdges) != edges { return .ready }
+            if direction == .read && self.isWakePending {
+                self.isWakePending = false
+                return .ready
+            }
+            return nil
+        }
+    }
+
+    /// Why a wait ends before it begins (see ``State/readiness(_:since:)``).
+    private enum Readiness {
+        case closed
+        case ready
     }
 
     let fd: Int32
@@ -179,12 +198,10 @@ final class SocketHandle: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 enum Outcome { case wait, ready, closed, cancelled, busy }
                 let outcome: Outcome = self.state.withLock { state in
-                    if state.isClosed { return .closed }
-                    let current = direction == .read ? state.readEdges : state.writeEdges
-                    if current != edges { return .ready }
-                    if direction == .read && state.isWakePending {
-                        state.isWakePending = false
-                        return .ready
+                    switch state.readiness(direction, since: edges) {
+                    case .closed: return .closed
+                    case .ready: return .ready
+                    case nil: break
                     }
                     if Task.isCancelled { return .cancelled }
                     let inline = handlingReads.map { InlineReads(body: $0) }
@@ -245,11 +262,7 @@ final class SocketHandle: Sendable {
         onWake: @escaping @Sendable ((any Error)?) -> Void
     ) -> Bool {
         let parked = self.state.withLock { state in
-            if state.isWakePending {
-                state.isWakePending = false
-                return false
-            }
-            guard !state.isClosed, state.readEdges == edges, state.readWaiter == nil else { return false }
+            guard state.readiness(.read, since: edges) == nil, state.readWaiter == nil else { return false }
             state.nextWaiterID &+= 1
             let inline = InlineReads(body: handlingReads, onWake: onWake)
             state.readWaiter = Waiter(id: state.nextWaiterID, continuation: nil, inline: inline)

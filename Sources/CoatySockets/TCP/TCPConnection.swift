@@ -151,25 +151,37 @@ package final class TCPConnection: DirectByteStream {
         handlingUpTo limit: Int,
         _ consume: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws -> DirectReadOutcome {
+        try await self.read(maxBytes: maxBytes, handlingUpTo: limit, after: nil, consume)
+    }
+
+    /// Reads like ``read(maxBytes:handlingUpTo:_:)``; given the `edges` of a
+    /// ``readWithoutWaiting(maxBytes:)`` that found nothing, waits at once instead of reading again.
+    package func read(
+        maxBytes: Int,
+        handlingUpTo limit: Int,
+        after emptyRead: UInt64?,
+        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+    ) async throws -> DirectReadOutcome {
         let capacity = max(1, maxBytes)
+        let edges: UInt64
+        if let emptyRead {
+            edges = emptyRead
+        } else {
+            switch try self.readWithoutWaiting(maxBytes: capacity) {
+            case .bytes(let bytes): return .bytes(bytes)
+            case .wouldBlock(let seen): edges = seen
+            }
+        }
         let outcome = InlineOutcome()
         // The reactor's thread asks for one byte more than it handles, enough to tell a large read,
         // which it leaves to the caller, without a 64 KiB buffer for every small message.
         let inlineCapacity = min(capacity, max(1, limit) + 1)
-        while true {
-            let (edges, result) = try self.receiveNow(capacity: capacity)
-            switch result {
-            case .done(let bytes): return .bytes(bytes)
-            case .failed(let code): throw SocketError(errno: code, call: "read")
-            case .wouldBlock: break
-            }
-            try await self.handle.wait(.read, since: edges, call: "read") {
-                self.readInline(capacity: inlineCapacity, limit: limit, into: outcome, consume)
-            }
-            // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's
-            // thread did not handle): the caller looks again.
-            return try outcome.take()?.get() ?? .handled
+        try await self.handle.wait(.read, since: edges, call: "read") {
+            self.readInline(capacity: inlineCapacity, limit: limit, into: outcome, consume)
         }
+        // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's thread
+        // did not handle): the caller looks again.
+        return try outcome.take()?.get() ?? .handled
     }
 
     /// What ``readWithoutWaiting(maxBytes:)`` found.

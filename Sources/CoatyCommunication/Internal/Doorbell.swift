@@ -14,7 +14,7 @@ package final class Doorbell: Sendable {
     }
 
     private let state = Mutex(State.quiet)
-    private let waiters = WaiterRegistry<Void>()
+    private let waiters = WaiterRegistry()
 
     /// Wakes the waiter, or makes the next wait return at once.
     package func ring() {
@@ -23,7 +23,7 @@ package final class Doorbell: Sendable {
             if case .waiting(let token) = state { return token }
             return nil
         }
-        if let waiter { self.waiters.resume(waiter, returning: ()) }
+        if let waiter { self.waiters.resume(waiter) }
     }
 
     /// Suspends until the bell rings or the task is cancelled.

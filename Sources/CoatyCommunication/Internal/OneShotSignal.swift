@@ -12,7 +12,7 @@ package final class OneShotSignal: Sendable {
     }
 
     private let state = Mutex(State())
-    private let waiters = WaiterRegistry<Void>()
+    private let waiters = WaiterRegistry()
 
     /// Whether the signal has fired.
     package var isFired: Bool { self.state.withLock { $0.isFired } }
@@ -24,7 +24,7 @@ package final class OneShotSignal: Sendable {
             defer { state.waiting = [] }
             return state.waiting
         }
-        for token in waiting { self.waiters.resume(token, returning: ()) }
+        for token in waiting { self.waiters.resume(token) }
     }
 
     /// Suspends until the signal fires or the task is cancelled.

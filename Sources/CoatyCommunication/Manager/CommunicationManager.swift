@@ -34,7 +34,7 @@ public final class CommunicationManager: Sendable {
     /// The tasks waiting for something the state machine decides: the send loop parked, observations
     /// waiting for their subscriptions, a connection attempt or backoff that a stop may end. The state
     /// machine holds their tokens and names those to resume in its actions.
-    let waiters = WaiterRegistry<Void>()
+    let waiters = WaiterRegistry()
     /// Sleeps for the reconnect backoff, on the clock given at init.
     let sleep: @Sendable (Duration) async throws -> Void
 
@@ -161,7 +161,7 @@ public final class CommunicationManager: Sendable {
 
     /// Resumes the waits the state machine named.
     func resume(_ tokens: some Sequence<WaiterToken>) {
-        for token in tokens { self.waiters.resume(token, returning: ()) }
+        for token in tokens { self.waiters.resume(token) }
     }
 
     // MARK: Stopping

@@ -21,7 +21,7 @@ extension MQTTConnection {
                     return
                 }
             case .write(let drained):
-                for token in drained { self.waiters.resume(token, returning: ()) }
+                for token in drained { self.waiters.resume(token) }
                 do {
                     try await self.socket.write(batch)
                 } catch {
@@ -30,7 +30,7 @@ extension MQTTConnection {
                 }
                 let now = self.clock.now
                 let flushed = self.machine.withLock { $0.written(at: now) }
-                for token in flushed { self.waiters.resume(token, returning: ()) }
+                for token in flushed { self.waiters.resume(token) }
                 if batch.capacity > 4 * MQTTClientStateMachine.outboundHighWater {
                     batch = []
                 } else {

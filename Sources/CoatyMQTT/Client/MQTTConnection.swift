@@ -27,7 +27,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
     let broker: MQTTBrokerAddress
     let onMessage: @Sendable (TransportMessage) -> Void
     let machine: Mutex<MQTTClientStateMachine>
-    let waiters = WaiterRegistry<Void>()
+    let waiters = WaiterRegistry()
     let clock: ElapsedClock
 
     init(
@@ -209,7 +209,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
 
     /// Wakes the writer if the machine says it waits.
     func wake(_ writer: WaiterToken?) {
-        if let writer { self.waiters.resume(writer, returning: ()) }
+        if let writer { self.waiters.resume(writer) }
     }
 
     /// Resumes the waiters named by the machine.

@@ -22,7 +22,7 @@ final class WriteLock: Sendable {
     }
 
     private let state = Mutex(State())
-    private let waiters = WaiterRegistry<Void>()
+    private let waiters = WaiterRegistry()
 
     /// How many tasks are suspended waiting for the lock.
     var waiterCount: Int { self.waiters.count }
@@ -77,7 +77,7 @@ final class WriteLock: Sendable {
             }
             return state.waiting.removeFirst()
         }) {
-            if self.waiters.resume(next, returning: ()) { return }
+            if self.waiters.resume(next) { return }
         }
     }
 

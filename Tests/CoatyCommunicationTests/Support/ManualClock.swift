@@ -18,7 +18,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     private let state = Mutex(State())
-    private let waiters = WaiterRegistry<Void>()
+    private let waiters = WaiterRegistry()
     /// The duration of every sleep that starts, in order.
     let sleeps: AsyncStream<Duration>
     private let sleepsContinuation: AsyncStream<Duration>.Continuation
@@ -59,6 +59,6 @@ final class ManualClock: Clock, Sendable {
             for token in due { state.sleepers[token] = nil }
             return due
         }
-        for token in due { self.waiters.resume(token, returning: ()) }
+        for token in due { self.waiters.resume(token) }
     }
 }

@@ -6,41 +6,41 @@ import Testing
 struct WaiterRegistryTests {
     private struct Failure: Error, Equatable {}
 
-    @Test func aResumeWakesItsWaiterWithTheValue() async throws {
-        let registry = WaiterRegistry<Int>()
+    @Test func aResumeWakesItsWaiter() async throws {
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
-        async let value = registry.wait(token)
+        async let waited: Void = registry.wait(token)
         await Self.waitUntil { registry.count == 1 }
-        #expect(registry.resume(token, returning: 7))
-        #expect(try await value == 7)
+        #expect(registry.resume(token))
+        try await waited
         #expect(registry.count == 0)
     }
 
     @Test func aResumeBeforeTheWaitIsKeptAndReturnedAtOnce() async throws {
-        let registry = WaiterRegistry<String>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
-        #expect(registry.resume(token, returning: "early"))
-        #expect(try await registry.wait(token) == "early")
+        #expect(registry.resume(token, throwing: Failure()))
+        await #expect(throws: Failure.self) { try await registry.wait(token) }
     }
 
     @Test func aTokenIsResumedOnlyOnce() async throws {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
-        #expect(registry.resume(token, returning: 1))
-        #expect(!registry.resume(token, returning: 2))
-        #expect(try await registry.wait(token) == 1)
-        #expect(!registry.resume(token, returning: 3))
+        #expect(registry.resume(token, throwing: Failure()))
+        #expect(!registry.resume(token))
+        await #expect(throws: Failure.self) { try await registry.wait(token) }
+        #expect(!registry.resume(token))
     }
 
     @Test func aFailureIsThrownToTheWaiter() async {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
         registry.resume(token, throwing: Failure())
         await #expect(throws: Failure.self) { try await registry.wait(token) }
     }
 
     @Test func cancellingAWaiterThrowsRunsOnCancelOnceAndRefusesLaterResumes() async {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
         let cancels = Atomic<Int>(0)
         let waiter = Task {
@@ -50,12 +50,12 @@ struct WaiterRegistryTests {
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(cancels.load(ordering: .relaxed) == 1)
-        #expect(!registry.resume(token, returning: 1))
+        #expect(!registry.resume(token))
         #expect(registry.count == 0)
     }
 
     @Test func aWaitBegunInACancelledTaskEndsAtOnceAndRunsOnCancel() async {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
         let cancels = Atomic<Int>(0)
         let waiter = Task {
@@ -64,45 +64,45 @@ struct WaiterRegistryTests {
         }
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(cancels.load(ordering: .relaxed) == 1)
-        #expect(!registry.resume(token, returning: 1))
+        #expect(!registry.resume(token))
     }
 
     @Test func anOutcomeKeptBeforeCancellationWins() async throws {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
-        registry.resume(token, returning: 5)
+        registry.resume(token, throwing: Failure())
         let waiter = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await registry.wait(token)
         }
-        #expect(try await waiter.value == 5)
+        await #expect(throws: Failure.self) { try await waiter.value }
     }
 
     @Test func resumeAllWakesEveryWaiterButKeepsEarlyOutcomes() async throws {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let first = registry.makeToken()
         let second = registry.makeToken()
         let early = registry.makeToken()
-        registry.resume(early, returning: 9)
+        registry.resume(early)
         let one = Task { try await registry.wait(first) }
         let two = Task { try await registry.wait(second) }
         await Self.waitUntil { registry.count == 2 }
         registry.resumeAll(with: .failure(Failure()))
         await #expect(throws: Failure.self) { try await one.value }
         await #expect(throws: Failure.self) { try await two.value }
-        #expect(try await registry.wait(early) == 9)
+        try await registry.wait(early)
     }
 
     @Test func aDiscardedTokenCannotBeResumedOrWaitedOn() async {
-        let registry = WaiterRegistry<Int>()
+        let registry = WaiterRegistry()
         let token = registry.makeToken()
         registry.discard(token)
-        #expect(!registry.resume(token, returning: 1))
+        #expect(!registry.resume(token))
         await #expect(throws: WaiterRegistryMisuse.self) { try await registry.wait(token) }
     }
 
     @Test func tokensAreUnique() {
-        let registry = WaiterRegistry<Void>()
+        let registry = WaiterRegistry()
         let tokens = (0..<100).map { _ in registry.makeToken() }
         #expect(Set(tokens).count == 100)
     }

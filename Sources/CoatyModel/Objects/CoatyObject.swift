@@ -224,6 +224,8 @@ open class CoatyObject: Codable, @unchecked Sendable {
         let declared = Self.propertyKeys
         if let decoder = decoder as? JSONValueDecoder, case .object(let members) = decoder.value {
             var custom: [String: AnyCodable] = [:]
+            // Room for all members: growing as keys arrive would rehash the table several times.
+            custom.reserveCapacity(members.count)
             for (key, value) in members where !Self.baseKeys.contains(key) && !declared.contains(key) {
                 custom[key] = value
             }

@@ -17,10 +17,14 @@ enum JSONKeyOrder {
         keys.indices.sorted { Self.precedes(keys[$0], keys[$1]) }
     }
 
+    /// Up to this many members are sorted in place by ``insertionSort(count:key:swap:)``; more through
+    /// ``sortedIndices(of:)``, where insertion's quadratic number of moves would cost more.
+    static let inPlaceLimit = 16
+
     /// The members of a dictionary in key order.
     static func sorted<Value>(_ dictionary: [String: Value]) -> [(key: String, value: Value)] {
         var members = Array(dictionary)
-        guard members.count > 16 else {
+        guard members.count > Self.inPlaceLimit else {
             members.withUnsafeMutableBufferPointer { members in
                 Self.insertionSort(count: members.count, key: { members[$0].key }, swap: { members.swapAt($0, $1) })
             }

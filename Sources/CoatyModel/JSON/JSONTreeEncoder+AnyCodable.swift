@@ -35,7 +35,7 @@ extension JSONTreeEncoder {
     /// Sorts `keys` in ``JSONKeyOrder``, and `values` with them. A few members (the usual case) are
     /// sorted in place; more through an index array.
     private static func sortByKey(_ keys: inout [String], _ values: inout [EncodedJSON]) {
-        if keys.count <= 16 {
+        if keys.count <= JSONKeyOrder.inPlaceLimit {
             keys.withUnsafeMutableBufferPointer { keys in
                 values.withUnsafeMutableBufferPointer { values in
                     JSONKeyOrder.insertionSort(count: keys.count, key: { keys[$0] }) {

@@ -6,7 +6,9 @@ import CoatyModel
 /// One agent of the example in its own process, against any broker: `io-routing router|sensor|display`.
 ///
 /// The sensor publishes its readings once it is associated and leaves; a display leaves when its
-/// association ends (the sensor left); the router leaves once every association it made has ended.
+/// association ends (the sensor left) or, with `--shows`, after showing that many readings; the
+/// sensor leaves early when its association ends (every display left); the router leaves once every
+/// association it made has ended.
 enum AgentRole {
     static func run(_ options: Options) async throws {
         let narrator = Narrator()
@@ -47,8 +49,9 @@ enum AgentRole {
             ) { _ in
                 narrator.say("sensor: joined \(options.broker); waiting for the router to associate the thermometer")
                 guard try await sensor.association().first(where: { $0 }) != nil else { return }
-                try await sensor.publish(readings: 1...options.readings, pacing: .milliseconds(100))
-                narrator.say("sensor: published \(options.readings) readings; leaving")
+                let published = try await sensor.publish(readings: 1...options.readings, pacing: .milliseconds(100))
+                let early = published < options.readings ? " before its association ended" : ""
+                narrator.say("sensor: published \(published) readings\(early); leaving")
             }
         case .display:
             let display = DisplayController(room: options.room, narrator: narrator)
@@ -56,14 +59,33 @@ enum AgentRole {
                 configuration: configuration("\(options.room) display", [display.node]),
                 controllers: display.controllers
             ) { _ in
-                narrator.say("\(options.room) display: joined \(options.broker); leaving when its association ends")
-                var associated = false
-                for await state in try display.association() {
-                    if state {
-                        associated = true
-                    } else if associated {
-                        break
+                let leaving = options.shows.map { "after \($0) readings or " } ?? ""
+                narrator.say(
+                    "\(options.room) display: joined \(options.broker); leaving \(leaving)when its association ends"
+                )
+                let associations = try display.association()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        var associated = false
+                        for await state in associations {
+                            if state {
+                                associated = true
+                            } else if associated {
+                                return
+                            }
+                        }
                     }
+                    if let shows = options.shows {
+                        group.addTask {
+                            var shown = 0
+                            for await _ in display.readings {
+                                shown += 1
+                                if shown == shows { return }
+                            }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
                 }
             }
             narrator.say("\(options.room) display: showed \(HomeScene.describe(display.shown)); left")

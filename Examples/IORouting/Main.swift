@@ -14,17 +14,19 @@ import CoatyMQTT
 enum IORoutingMain {
     static let usage = """
         USAGE: io-routing [scene] [--readings <n>]
-               io-routing router|sensor|display [--broker <url>] [--namespace <ns>] [--room <room>] [--readings <n>]
+               io-routing router|sensor|display [--broker <url>] [--namespace <ns>] [--room <room>] [--shows <n>] [--readings <n>]
 
           scene (default)  Start the embedded broker and run every agent in this process.
           router           Route the IO context com.example.Home; leaves once every association it made has ended.
-          sensor           The thermometer: publishes its readings 100 ms apart once associated, then leaves.
+          sensor           The thermometer: publishes its readings 100 ms apart once associated, then leaves;
+                           leaves early if its association ends.
           display          A display: shows the readings it gets until its association ends.
 
         OPTIONS:
           --broker <url>     The broker, mqtt://host:port or mqtts://host:port (TLS). (default: mqtt://127.0.0.1:1883)
           --namespace <ns>   The Coaty namespace. (default: -)
           --room <room>      The display's room. (default: living room)
+          --shows <n>        The display leaves after showing this many readings, 1 to 100.
           --readings <n>     How many readings the sensor publishes, 3 to 100. (default: 20)
           -h, --help         Show this help.
 

@@ -19,6 +19,8 @@ struct Options: Equatable {
     var caFile: String?
     var room = "living room"
     var readings = 20
+    /// A display leaves after showing this many readings, if its association has not ended before.
+    var shows: Int?
 
     /// Settings taken from the environment where the command line does not give them.
     static let environmentVariables = [
@@ -68,6 +70,12 @@ struct Options: Equatable {
                     throw UsageError(description: "'--readings' takes a number from 3 to 100, not '\(text)'")
                 }
                 self.readings = readings
+            case "--shows":
+                let text = try value()
+                guard let shows = Int(text), (1...100).contains(shows) else {
+                    throw UsageError(description: "'--shows' takes a number from 1 to 100, not '\(text)'")
+                }
+                self.shows = shows
             default:
                 throw UsageError(description: "unexpected argument '\(argument)'")
             }

@@ -20,6 +20,8 @@ final class SensorController: Controller {
     let sources = IOSourceController()
 
     private let context = Mutex<ControllerContext?>(nil)
+    /// The thermometer's association as last observed: nil until it was first associated.
+    private let associated = Mutex<Bool?>(nil)
     private let narrator: Narrator
 
     init(narrator: Narrator) {
@@ -43,6 +45,7 @@ final class SensorController: Controller {
             var previous = false
             for await associated in associations where associated != previous {
                 previous = associated
+                self.associated.withLock { $0 = associated }
                 self.narrator.event(
                     "sensor",
                     "associated",
@@ -52,13 +55,19 @@ final class SensorController: Controller {
         }
     }
 
-    /// Publishes readings `numbers`, `pacing` apart.
-    func publish(readings numbers: ClosedRange<Int>, pacing: Duration) async throws {
+    /// Publishes readings `numbers`, `pacing` apart, and stops early once the thermometer's association
+    /// has ended, as nobody would get the rest.
+    ///
+    /// - Returns: How many readings it published.
+    @discardableResult
+    func publish(readings numbers: ClosedRange<Int>, pacing: Duration) async throws -> Int {
         self.narrator.event("sensor", "IO values", "publishing readings #\(numbers.lowerBound)–#\(numbers.upperBound)")
         for number in numbers {
+            if self.associated.withLock({ $0 == false }) { return number - numbers.lowerBound }
             try self.sources.publish(.double(Home.celsius(reading: number)), from: self.thermometer)
             if pacing > .zero, number < numbers.upperBound { try await Task.sleep(for: pacing) }
         }
+        return numbers.count
     }
 
     /// Tells the router whether someone is in the living room: finds the home's IO context (Discover →

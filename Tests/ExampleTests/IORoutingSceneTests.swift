@@ -83,8 +83,14 @@ struct IORoutingSceneTests {
         #expect(try Options(parsing: arguments).role == role)
     }
 
+    @Test func aDisplayCanBeToldHowManyReadingsToShow() throws {
+        #expect(try Options(parsing: ["display", "--shows", "3"]).shows == 3)
+        #expect(try Options(parsing: ["display"]).shows == nil)
+    }
+
     @Test(arguments: [
         ["--readings", "2"], ["display", "--broker", "tcp://x"], ["kitchen"], ["--room"], ["--room", ""],
+        ["display", "--shows", "0"], ["display", "--shows", "x"],
     ])
     func badCommandLinesAreUsageErrors(arguments: [String]) {
         #expect(throws: Options.UsageError.self) { try Options(parsing: arguments) }

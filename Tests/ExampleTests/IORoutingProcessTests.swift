@@ -22,7 +22,9 @@ struct IORoutingProcessTests {
             let report =
                 "router:\n\(r.output)\(r.errorOutput)\ndisplay:\n\(d.output)\(d.errorOutput)\nsensor:\n\(s.output)\(s.errorOutput)"
             #expect(r.status == 0 && d.status == 0 && s.status == 0, Comment(rawValue: report))
-            #expect(d.output.contains("(3 readings); left"), Comment(rawValue: report))
+            // It leaves after the third; readings that arrive while it leaves are shown too.
+            let shown = d.output.split(separator: "\n").filter { $0.contains("IO value") }.count
+            #expect(shown >= 3 && d.output.contains("hall display: showed #"), Comment(rawValue: report))
             #expect(s.output.contains("readings before its association ended; leaving"), Comment(rawValue: report))
             #expect(r.output.contains("Thermometer → hall display"), Comment(rawValue: report))
             #expect(r.output.contains("every association has ended"), Comment(rawValue: report))

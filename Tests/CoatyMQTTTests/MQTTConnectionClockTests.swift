@@ -50,6 +50,45 @@ struct MQTTConnectionClockTests {
         #expect(clock.now.offset == .seconds(10))
     }
 
+    @Test func anAnsweredPingKeepsTheConnectionPastTheDeadline() async throws {
+        let stream = ScriptedStream()
+        stream.openGate()
+        let clock = ManualClock()
+        let (messages, received) = AsyncStream.makeStream(of: TransportMessage.self)
+        let connection = MQTTConnection(
+            socket: stream,
+            broker: MQTTBrokerAddress(host: "scripted"),
+            configuration: .init(keepAlive: .seconds(10), clock: clock),
+            onMessage: { received.yield($0) }
+        )
+        connection.acceptWithoutHandshake()
+        let pingreq = try MQTTPacket.pingreq.encoded()
+        let marker = MQTTPublishPacket(topic: "after/pingresp", payload: [1], qos: .atMostOnce)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
+            group.addTask { await connection.runWriter() }
+            group.addTask { await connection.runKeepAlive() }
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(5))
+            await stream.waitUntilWritten { $0 == pingreq }
+            // The reader handles packets in order: once the PUBLISH after the PINGRESP is delivered,
+            // the PINGRESP was handled.
+            stream.feed(try MQTTPacket.pingresp.encoded() + MQTTPacket.publish(marker).encoded())
+            var iterator = messages.makeAsyncIterator()
+            #expect(await iterator.next()?.topic == "after/pingresp")
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(5))
+            await clock.waitForSleepers(count: 1)
+            #expect(connection.failure == nil)
+            // The next keep-alive sends the next PINGREQ.
+            clock.advance(by: .seconds(5))
+            await stream.waitUntilWritten { $0 == pingreq + pingreq }
+            #expect(connection.failure == nil)
+            connection.fail(TransportError(.connectionClosed, "the test is over"))
+        }
+        #expect(connection.failure?.code == .connectionClosed)
+    }
+
     @Test func anUnacknowledgedSubscribeClosesTheConnectionAfterTwoLooks() async throws {
         let stream = ScriptedStream()
         stream.openGate()

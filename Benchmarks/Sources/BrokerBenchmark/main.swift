@@ -343,7 +343,7 @@ if !ratios.isEmpty {
 }
 
 if only.map({ "idle memory".contains($0) }) ?? true {
-    try reportIdleMemory(connections: 500)
+    try reportIdleMemory(connections: 1_000)
 }
 if only.map({ "connect cycles".contains($0) }) ?? true {
     try reportConnectCycles(rounds: 12, connectionsPerRound: 2_000)

@@ -62,7 +62,7 @@ extension BrokerSessions {
                     queueCapacity: limits.maximumQueued,
                     queueByteCapacity: limits.maximumQueuedBytes
                 )
-                session.subscriptions = stored.subscriptions
+                session.subscriptions = SmallDictionary(stored.subscriptions)
                 session.inFlight = stored.inFlight
                 session.pending = stored.pending
                 session.inboundQoS2 = stored.inboundQoS2

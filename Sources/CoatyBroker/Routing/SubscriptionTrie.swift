@@ -40,7 +40,7 @@ struct SubscriptionTrie: Sendable {
         var parent: Int
         var level: [UInt8]
         var children: [[UInt8]: Int] = [:]
-        var subscribers: [SessionID: QualityOfService] = [:]
+        var subscribers = SmallDictionary<SessionID, QualityOfService>()
 
         var isEmpty: Bool { self.children.isEmpty && self.subscribers.isEmpty }
     }
@@ -138,7 +138,7 @@ struct SubscriptionTrie: Sendable {
     }
 
     private static func merge(
-        _ subscribers: [SessionID: QualityOfService],
+        _ subscribers: SmallDictionary<SessionID, QualityOfService>,
         into result: inout [SessionID: QualityOfService]
     ) {
         for (session, qos) in subscribers {

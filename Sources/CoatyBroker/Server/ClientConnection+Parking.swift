@@ -1,3 +1,4 @@
+import CoatyMQTTPackets
 import CoatySockets
 
 extension ClientConnection {
@@ -40,13 +41,24 @@ extension ClientConnection {
     func park(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch, since edges: UInt64) -> Bool {
         let parking = self.broker.parked
         guard let tcp = state.parkingSocket, parking.enter(self.id, socket: tcp) else { return false }
-        let handler = self.readHandler(state, outbox: outbox, watch: watch)
-        let parked = tcp.park(since: edges, handlingUpTo: Self.inlineReadLimit, handler) { wake in
-            parking.wake(
-                ParkedConnections.Woken(connection: self, state: state, outbox: outbox, watch: watch, wake: wake)
-            )
-        }
+        state.decoder.releaseBufferIfEmpty()
+        let parked = tcp.park(since: edges, handlingUpTo: Self.inlineReadLimit, reader: state)
         if !parked { parking.leave(self.id) }
         return parked
+    }
+}
+
+/// A parked connection's reader is its state: the reactor's thread handles its small reads with it,
+/// and its wake hands it to ``ParkedConnections``, so parking allocates nothing of the broker's.
+extension ClientConnection.ReaderState: ParkedReader {
+    func handleParkedRead(_ bytes: [UInt8]) -> Bool {
+        let keepsWaiting = self.connection.handleInline(bytes, self, outbox: self.outbox, watch: self.watch)
+        // A parked connection stays idle between reads: it keeps no decoding buffer meanwhile.
+        if keepsWaiting { self.decoder.releaseBufferIfEmpty() }
+        return keepsWaiting
+    }
+
+    func parkEnded(_ wake: Result<DirectReadOutcome, any Error>?) {
+        self.connection.broker.parked.wake(ParkedConnections.Woken(state: self, wake: wake))
     }
 }

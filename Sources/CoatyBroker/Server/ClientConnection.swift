@@ -58,53 +58,6 @@ struct ClientConnection: Sendable {
         }
     }
 
-    /// The per-connection values the reader keeps between packets.
-    ///
-    /// Used by one thread at a time: the reader's task, or, while that task waits for a plain TCP
-    /// read, the reactor's thread handling the read in its place (see ``inlineHandler(_:outbox:watch:)``); the socket
-    /// handle's lock orders the hand-overs. An object, not a value, so that it does not sit in the
-    /// reader's async frames (about 300 bytes of them); see the comment above ``opened()``.
-    final class ReaderState: @unchecked Sendable {
-        var decoder: MQTTPacketDecoder
-        var session: SessionID?
-        var clientID: String?
-        /// The client's access control rules once connected; `nil` without an ACL.
-        var access: ClientAccess?
-        var sawFirstByte = false
-        /// The bytes of an unfinished packet counted in ``MQTTBroker/unfinishedPacketBytes``.
-        var heldBytes = 0
-        /// Sessions and connections whose queues this client's publishes found filling up.
-        var congestedSessions: Set<SessionID> = []
-        var congestedConnections: Set<ConnectionID> = []
-        /// Consumers found stuck, with their progress counter then: not waited for until it moves.
-        var stuckConsumers: [String: UInt64] = [:]
-        /// Reads since the reader last yielded its thread.
-        var readsSinceYield = 0
-        /// Whether the reader yields its thread before its next read.
-        var yieldIsDue = false
-        /// The outboxes claimed while handling the current read's packets, written at its end. Never
-        /// `nil` for a reader; optional because `nil` is how other callers of
-        /// ``MQTTBroker/Core/dispatch(_:directWrites:)`` say that they wake writers instead.
-        var directWrites: DirectWrites? = DirectWrites()
-        /// Where the reactor's thread stopped handling this client's reads, for the task to go on.
-        var inlineStep: ReaderStep?
-        /// The socket when the connection may park between reads: plain TCP (see ``ParkedConnections``).
-        let parkingSocket: TCPConnection?
-        /// Ends the wait of the socket's reader, for the outbox (``Outbox/park(wakingReader:)``): made
-        /// once, not at every park.
-        let wakeReader: (@Sendable () -> Void)?
-
-        init(decoder: MQTTPacketDecoder, parkingSocket: TCPConnection?) {
-            self.decoder = decoder
-            self.parkingSocket = parkingSocket
-            if let parkingSocket {
-                self.wakeReader = { parkingSocket.wakeReader() }
-            } else {
-                self.wakeReader = nil
-            }
-        }
-    }
-
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
     private var logger: CoatyLogger { self.broker.logger }
 
@@ -125,7 +78,7 @@ struct ClientConnection: Sendable {
 
     /// Serves a parked connection again, from what woke it.
     func serve(_ woken: ParkedConnections.Woken) async -> Served {
-        await self.serve(woken.state, outbox: woken.outbox, watch: woken.watch, resuming: woken.wake)
+        await self.serve(woken.state, outbox: woken.state.outbox, watch: woken.state.watch, resuming: woken.wake)
     }
 
     private func serve(
@@ -185,9 +138,12 @@ struct ClientConnection: Sendable {
     @inline(never)
     private func opened() -> (ReaderState, Outbox, ActivityWatch) {
         let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
-        let outbox = Outbox(socket: self.socket, watch: watch, configuration: self.configuration)
+        let outbox = Outbox(socket: self.socket, watch: watch, limits: self.broker.outboxLimits)
         self.broker.watches.withLock { $0[self.id] = watch }
         let state = ReaderState(
+            connection: self,
+            outbox: outbox,
+            watch: watch,
             decoder: MQTTPacketDecoder(maximumPacketSize: self.configuration.maximumPacketSize),
             parkingSocket: self.socket as? TCPConnection
         )
@@ -361,12 +317,16 @@ struct ClientConnection: Sendable {
     /// What the reactor's thread does with a small read (see ``inlineHandler(_:outbox:watch:)``):
     /// handles it, and keeps waiting unless a step needs the reader's task.
     func readHandler(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> @Sendable ([UInt8]) -> Bool {
-        { bytes in
-            state.directWrites?.includesEncrypting = true
-            defer { state.directWrites?.includesEncrypting = false }
-            state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
-            return state.inlineStep == nil
-        }
+        { bytes in self.handleInline(bytes, state, outbox: outbox, watch: watch) }
+    }
+
+    /// The reactor thread's handling of a small read, for a waiting reader (``readHandler(_:outbox:watch:)``)
+    /// or a parked one: returns whether the reader may keep waiting.
+    func handleInline(_ bytes: [UInt8], _ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> Bool {
+        state.directWrites?.includesEncrypting = true
+        defer { state.directWrites?.includesEncrypting = false }
+        state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
+        return state.inlineStep == nil
     }
 
     /// Handles a read: the bytes the task read, or where the reactor's thread stopped handling them.

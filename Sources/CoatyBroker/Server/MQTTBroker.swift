@@ -52,6 +52,8 @@ public final class MQTTBroker: Sendable {
     let logger: CoatyLogger
     /// The traffic counters of the `$SYS` topics.
     let traffic = BrokerTraffic()
+    /// The bounds of every connection's outbox, from the configuration.
+    let outboxLimits: OutboxState.Limits
     private let nextConnectionID = Atomic<UInt64>(1)
     /// Open connections, counted from the accept until closed (see ``Configuration/maximumConnections``).
     let openConnections = Atomic<Int>(0)
@@ -96,6 +98,11 @@ public final class MQTTBroker: Sendable {
         self.secureWebSocketPort = tlsListeners?.webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
+        self.outboxLimits = OutboxState.Limits(
+            capacity: configuration.maximumQueuedMessagesPerClient,
+            byteCapacity: configuration.maximumQueuedBytesPerClient,
+            unreadLimit: configuration.maximumUnreadBytesPerClient
+        )
         self.persistence = persistence
         self.core = Mutex(Core(sessions: sessions, persistence: persistence))
         if let skipped = configuration.passwordFile?.skippedLines, !skipped.isEmpty {

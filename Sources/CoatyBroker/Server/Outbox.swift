@@ -120,34 +120,27 @@ final class Outbox: Sendable {
     private let watch: ActivityWatch?
     private let locked: Mutex<Locked>
 
-    init(
+    /// Creates the outbox of a client connection with the broker's limits (shared by its outboxes).
+    init(socket: (any ByteStreamConnection)?, watch: ActivityWatch? = nil, limits: OutboxState.Limits) {
+        self.socket = socket
+        self.directSocket = socket as? any DirectByteStream
+        self.encrypts = self.directSocket != nil && !(socket is TCPConnection)
+        self.watch = watch
+        self.unreadLimit = limits.unreadLimit
+        self.locked = Mutex(Locked(state: OutboxState(limits: limits)))
+    }
+
+    convenience init(
         socket: (any ByteStreamConnection)?,
         watch: ActivityWatch? = nil,
         capacity: Int,
         byteCapacity: Int,
         unreadLimit: Int
     ) {
-        self.socket = socket
-        self.directSocket = socket as? any DirectByteStream
-        self.encrypts = self.directSocket != nil && !(socket is TCPConnection)
-        self.watch = watch
-        let state = OutboxState(capacity: capacity, byteCapacity: byteCapacity, unreadLimit: unreadLimit)
-        self.unreadLimit = state.unreadLimit
-        self.locked = Mutex(Locked(state: state))
-    }
-
-    /// Creates the outbox of a client connection with the broker's limits.
-    convenience init(
-        socket: (any ByteStreamConnection)?,
-        watch: ActivityWatch? = nil,
-        configuration: MQTTBroker.Configuration
-    ) {
         self.init(
             socket: socket,
             watch: watch,
-            capacity: configuration.maximumQueuedMessagesPerClient,
-            byteCapacity: configuration.maximumQueuedBytesPerClient,
-            unreadLimit: configuration.maximumUnreadBytesPerClient
+            limits: OutboxState.Limits(capacity: capacity, byteCapacity: byteCapacity, unreadLimit: unreadLimit)
         )
     }
 

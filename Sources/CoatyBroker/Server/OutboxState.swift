@@ -64,16 +64,35 @@ struct OutboxState: Sendable {
         var readerWasWaiting = false
     }
 
-    /// Packets beyond which QoS 0 PUBLISHes are dropped.
-    let capacity: Int
-    /// Bytes of queued PUBLISHes (topics and payloads) beyond which QoS 0 PUBLISHes are dropped.
-    let byteCapacity: Int
-    /// Unread bytes beyond which the client is a slow consumer.
-    let unreadLimit: Int
-    /// Unread bytes from which the client's reader waits for room.
-    let pauseBytes: Int
-    /// Queued packets from which the client's reader waits for room, whatever their bytes.
-    let pauseItems: Int
+    /// The bounds of an outbox: the same for every connection of a broker, so its outboxes share
+    /// one object rather than each holding five words.
+    final class Limits: Sendable {
+        /// Packets beyond which QoS 0 PUBLISHes are dropped.
+        let capacity: Int
+        /// Bytes of queued PUBLISHes (topics and payloads) beyond which QoS 0 PUBLISHes are dropped.
+        let byteCapacity: Int
+        /// Unread bytes beyond which the client is a slow consumer.
+        let unreadLimit: Int
+        /// Unread bytes from which the client's reader waits for room.
+        let pauseBytes: Int
+        /// Queued packets from which the client's reader waits for room, whatever their bytes.
+        let pauseItems: Int
+
+        init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = 4096) {
+            self.capacity = max(1, capacity)
+            self.byteCapacity = max(1, byteCapacity)
+            self.unreadLimit = max(1, unreadLimit)
+            self.pauseBytes = max(1, min(self.unreadLimit / 2, 1 << 20))
+            self.pauseItems = max(1, pauseItems)
+        }
+    }
+
+    let limits: Limits
+    var capacity: Int { self.limits.capacity }
+    var byteCapacity: Int { self.limits.byteCapacity }
+    var unreadLimit: Int { self.limits.unreadLimit }
+    var pauseBytes: Int { self.limits.pauseBytes }
+    var pauseItems: Int { self.limits.pauseItems }
     /// The most packets a reader writes directly; a larger batch is bulk traffic, and the writer task
     /// takes it, as it did before direct writes. With 4 publishers sending batches of 100 QoS 0
     /// messages to one subscriber, each publisher's reader writing its batch itself took 15 % off
@@ -101,12 +120,19 @@ struct OutboxState: Sendable {
     /// that batch, until the writer task takes them.
     private var unsent: (bytes: [UInt8], messages: Int)?
 
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
     init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = 4096) {
-        self.capacity = max(1, capacity)
-        self.byteCapacity = max(1, byteCapacity)
-        self.unreadLimit = max(1, unreadLimit)
-        self.pauseBytes = max(1, min(self.unreadLimit / 2, 1 << 20))
-        self.pauseItems = max(1, pauseItems)
+        self.init(
+            limits: Limits(
+                capacity: capacity,
+                byteCapacity: byteCapacity,
+                unreadLimit: unreadLimit,
+                pauseItems: pauseItems
+            )
+        )
     }
 
     /// The bytes queued to the client that it has not read: queued plus being written.

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// An idle connection needs no task: while a client sends nothing that the reactor's thread cannot
 /// handle itself (see ``ClientConnection``), its reader state, outbox and watch wait behind a parked
-/// socket (`TCPConnection.park(since:handlingUpTo:_:onWake:)`). A task, with its async frames and a
+/// socket (`TCPConnection.park(since:handlingUpTo:reader:)`). A task, with its async frames and a
 /// writer beside it, is started only when the client sends something that needs one (a large read,
 /// a packet that must wait), when its outbox needs a writer, or when it closes. That keeps an idle
 /// connection at the size of its objects, as in mosquitto's event loop, instead of a task's memory
@@ -17,11 +17,11 @@ import Synchronization
 final class ParkedConnections: Sendable {
     /// A parked connection that woke, and what woke it (see `TCPConnection.park`).
     struct Woken: Sendable {
-        let connection: ClientConnection
+        /// The connection's reader state, which holds the connection, its outbox and its watch.
         let state: ClientConnection.ReaderState
-        let outbox: Outbox
-        let watch: ActivityWatch
         let wake: Result<DirectReadOutcome, any Error>?
+
+        var connection: ClientConnection { self.state.connection }
     }
 
     private struct State {

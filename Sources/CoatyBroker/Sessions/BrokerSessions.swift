@@ -25,11 +25,6 @@ struct BrokerSessions: Sendable {
         var maximumOfflineSessions = 10_000
     }
 
-    private struct ConnectionRecord: Sendable {
-        var sessionKey: [UInt8]
-        var will: BrokerMessage?
-    }
-
     let limits: Limits
     private(set) var sessions: [[UInt8]: Session] = [:]
     private var sessionKeys: [SessionID: [UInt8]] = [:]

@@ -17,13 +17,38 @@ package struct MQTTPacketDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var readIndex = 0
     private var header: Header?
-    private var failure: MQTTDecodingError?
+    private var storedFailure: Failure?
 
-    /// The fixed header of the packet at `readIndex`, once it is complete and validated.
+    /// The fixed header of the packet at `readIndex`, once it is complete and validated. Packed into
+    /// eight bytes, as every broker connection keeps a decoder.
     private struct Header {
         var firstByte: UInt8
-        var headerLength: Int
-        var bodyLength: Int
+        /// 2 to 5.
+        var storedHeaderLength: UInt8
+        /// At most 268,435,455.
+        var storedBodyLength: UInt32
+
+        init(firstByte: UInt8, headerLength: Int, bodyLength: Int) {
+            self.firstByte = firstByte
+            self.storedHeaderLength = UInt8(headerLength)
+            self.storedBodyLength = UInt32(bodyLength)
+        }
+
+        var headerLength: Int { Int(self.storedHeaderLength) }
+        var bodyLength: Int { Int(self.storedBodyLength) }
+    }
+
+    /// The error, out of line: a word in every decoder rather than the error's 33 bytes.
+    private indirect enum Failure: Sendable {
+        case failed(MQTTDecodingError)
+    }
+
+    private var failure: MQTTDecodingError? {
+        get {
+            guard case .failed(let error) = self.storedFailure else { return nil }
+            return error
+        }
+        set { self.storedFailure = newValue.map { .failed($0) } }
     }
 
     /// The largest possible MQTT 3.1.1 packet: 1 type byte, 4 length bytes, 268,435,455 body bytes.
@@ -115,6 +140,14 @@ package struct MQTTPacketDecoder: Sendable {
     private mutating func fail(_ error: MQTTDecodingError) {
         self.failure = error
         self.header = nil
+        self.buffer = []
+        self.readIndex = 0
+    }
+
+    /// Frees the buffer if every byte in it was decoded, for a connection about to wait long with
+    /// nothing buffered (an idle one): the next ``append(_:)`` allocates again.
+    package mutating func releaseBufferIfEmpty() {
+        guard self.readIndex == self.buffer.count, self.header == nil else { return }
         self.buffer = []
         self.readIndex = 0
     }

@@ -33,18 +33,18 @@ final class SocketHandle: Sendable {
 
     private struct Waiter {
         var id: UInt64
-        /// The waiting task; `nil` for a parked reader (see ``park(since:handlingReads:onWake:)``),
-        /// whose ``InlineReads/onWake`` stands in for it.
+        /// The waiting task; `nil` for a parked reader (see ``park(since:reads:)``), whose
+        /// ``InlineReads/wake(_:)`` stands in for it.
         var continuation: CheckedContinuation<Void, any Error>?
         /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:handlingReads:)``).
         var inline: InlineReads?
 
-        /// Lets the waiter go on: resumes its task, or calls a parked reader's `onWake`.
+        /// Lets the waiter go on: resumes its task, or wakes a parked reader.
         func resume(throwing error: (any Error)? = nil) {
             if let continuation {
                 if let error { continuation.resume(throwing: error) } else { continuation.resume() }
             } else {
-                self.inline?.onWake?(error)
+                self.inline?.wake(error)
             }
         }
     }
@@ -52,26 +52,37 @@ final class SocketHandle: Sendable {
     /// A read waiter's work on the reactor's thread, and what happened to the waiter meanwhile.
     ///
     /// An object, so that a waiter without it costs one word: every socket holds two waiter slots.
+    /// Subclasses supply the work: a waiting task's closure (``wait(_:since:call:handlingReads:)``) or
+    /// a parked reader's own object (``park(since:reads:)``), so that parking allocates one object.
     /// Its variables change only under the handle's lock.
-    private final class InlineReads: @unchecked Sendable {
-        /// Reads until `EAGAIN` (returns `true`: keep waiting) or until the waiting task must go on
-        /// (returns `false`).
-        let body: @Sendable () -> Bool
-        /// Whether the reactor's thread is running `body` now.
-        var isRunning = false
-        /// A close or cancellation that came while `body` ran, delivered once it returns: the task must
-        /// not resume while the reactor's thread still works for it.
-        var failure: (any Error)?
-        /// For a parked reader, what resumes it in place of a task: with the error that ended the wait,
-        /// or `nil` when it is readable or woken (see ``park(since:handlingReads:onWake:)``).
-        let onWake: (@Sendable ((any Error)?) -> Void)?
-        /// A ``wakeReader()`` that came while `body` ran, delivered once it returns.
-        var isWakeRequested = false
+    class InlineReads: @unchecked Sendable {
+        /// Whether the reactor's thread is running ``handleReads()`` now.
+        final var isRunning = false
+        /// A close or cancellation that came while ``handleReads()`` ran, delivered once it returns: the
+        /// waiter must not go on while the reactor's thread still works for it.
+        final var failure: (any Error)?
+        /// A ``wakeReader()`` that came while ``handleReads()`` ran, delivered once it returns.
+        final var isWakeRequested = false
 
-        init(body: @escaping @Sendable () -> Bool, onWake: (@Sendable ((any Error)?) -> Void)? = nil) {
+        /// On the reactor's thread: reads until `EAGAIN` (returns `true`: keep waiting) or until the
+        /// waiter must go on (returns `false`). Here: nothing is read, the waiter goes on.
+        func handleReads() -> Bool { false }
+
+        /// For a parked reader, what goes on in place of a task: with the error that ended the wait, or
+        /// `nil` when it is readable or woken. Called once. Here: nothing, as a task's waiter is
+        /// resumed through its continuation.
+        func wake(_ error: (any Error)?) {}
+    }
+
+    /// A waiting task's inline work.
+    private final class ClosureReads: InlineReads, @unchecked Sendable {
+        let body: @Sendable () -> Bool
+
+        init(_ body: @escaping @Sendable () -> Bool) {
             self.body = body
-            self.onWake = onWake
         }
+
+        override func handleReads() -> Bool { self.body() }
     }
 
     private struct State {
@@ -204,7 +215,7 @@ final class SocketHandle: Sendable {
                     case nil: break
                     }
                     if Task.isCancelled { return .cancelled }
-                    let inline = handlingReads.map { InlineReads(body: $0) }
+                    let inline = handlingReads.map { ClosureReads($0) as InlineReads }
                     let waiter = Waiter(id: waiterID, continuation: continuation, inline: inline)
                     switch direction {
                     case .read:
@@ -245,27 +256,23 @@ final class SocketHandle: Sendable {
         }
     }
 
-    /// Parks a reader that has no task: like ``wait(_:since:call:handlingReads:)`` for `.read`, but
-    /// instead of resuming a task the handle calls `onWake` once, from whichever thread ends the wait:
-    /// with `nil` when a read edge comes that the reactor's thread may not handle or `handlingReads`
-    /// returns `false`, or on ``wakeReader()``; with the error when the handle closes. `handlingReads`
-    /// runs as for a waiting task, never after `onWake`.
+    /// Parks a reader that has no task: like ``wait(_:since:call:handlingReads:)`` for `.read`, with
+    /// `reads` doing the reactor thread's work, but instead of resuming a task the handle calls
+    /// `reads.wake(_:)` once, from whichever thread ends the wait: with `nil` when a read edge comes
+    /// that the reactor's thread may not handle or ``InlineReads/handleReads()`` returns `false`, or on
+    /// ``wakeReader()``; with the error when the handle closes. `handleReads()` runs as for a waiting
+    /// task, never after `wake(_:)`.
     ///
     /// An idle connection thus needs no task, only this waiter: the reactor's thread handles its
-    /// small reads, and a task is started for it when `onWake` is called.
+    /// small reads, and a task is started for it when it wakes.
     ///
     /// - Returns: `false`, without parking, when the handle is closed, a read edge newer than
     ///   `edges` came, a wake is pending, or a reader already waits.
-    func park(
-        since edges: UInt64,
-        handlingReads: @escaping @Sendable () -> Bool,
-        onWake: @escaping @Sendable ((any Error)?) -> Void
-    ) -> Bool {
+    func park(since edges: UInt64, reads: InlineReads) -> Bool {
         let parked = self.state.withLock { state in
             guard state.readiness(.read, since: edges) == nil, state.readWaiter == nil else { return false }
             state.nextWaiterID &+= 1
-            let inline = InlineReads(body: handlingReads, onWake: onWake)
-            state.readWaiter = Waiter(id: state.nextWaiterID, continuation: nil, inline: inline)
+            state.readWaiter = Waiter(id: state.nextWaiterID, continuation: nil, inline: reads)
             return true
         }
         if parked { self.reactor.watch(self, for: .read) }
@@ -273,8 +280,8 @@ final class SocketHandle: Sendable {
     }
 
     /// Ends the read waiter's wait as if the socket were readable: a waiting task resumes, a parked
-    /// reader's `onWake` is called; now, or once the reactor's thread returns from its
-    /// `handlingReads`. With no reader waiting, the next read wait or park returns at once instead.
+    /// reader wakes; now, or once the reactor's thread returns from its inline work. With no reader
+    /// waiting, the next read wait or park returns at once instead.
     ///
     /// For an owner that wants its reader to look again at something other than the socket.
     func wakeReader() {
@@ -324,12 +331,12 @@ final class SocketHandle: Sendable {
         }
         reader?.resume()
         writer?.resume()
-        if let inline { self.runInline(inline.body) }
+        if let inline { self.runInline(inline) }
     }
 
     /// Runs a read waiter's inline work on the reactor's thread, then keeps the waiter or resumes it.
-    private func runInline(_ body: @Sendable () -> Bool) {
-        let keepWaiting = body()
+    private func runInline(_ inline: InlineReads) {
+        let keepWaiting = inline.handleReads()
         let (waiter, failure): (Waiter?, (any Error)?) = self.state.withLock { state in
             guard let waiter = state.readWaiter else { return (nil, nil) }
             if let failure = waiter.inline?.failure {

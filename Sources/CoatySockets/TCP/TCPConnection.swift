@@ -13,7 +13,7 @@ import Synchronization
 /// another write at the same time; two concurrent reads (or writes) are a programming error and the
 /// second throws `EBUSY`.
 package final class TCPConnection: DirectByteStream {
-    private let handle: SocketHandle
+    let handle: SocketHandle
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.
     package let remoteDescription: String
@@ -177,7 +177,9 @@ package final class TCPConnection: DirectByteStream {
         // which it leaves to the caller, without a 64 KiB buffer for every small message.
         let inlineCapacity = min(capacity, max(1, limit) + 1)
         try await self.handle.wait(.read, since: edges, call: "read") {
-            self.readInline(capacity: inlineCapacity, limit: limit, into: outcome, consume)
+            guard let result = self.readInline(capacity: inlineCapacity, limit: limit, consume) else { return true }
+            outcome.set(result)
+            return false
         }
         // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's thread
         // did not handle): the caller looks again.
@@ -188,7 +190,7 @@ package final class TCPConnection: DirectByteStream {
     package enum ImmediateRead: Sendable {
         /// Between 1 and `maxBytes` bytes, or none at the end of the stream.
         case bytes([UInt8])
-        /// Nothing to read now; the read edges seen, for ``park(since:handlingUpTo:_:onWake:)``.
+        /// Nothing to read now; the read edges seen, for ``park(since:handlingUpTo:reader:)``.
         case wouldBlock(edges: UInt64)
     }
 
@@ -204,39 +206,8 @@ package final class TCPConnection: DirectByteStream {
         }
     }
 
-    /// Waits for data with no task: as ``read(maxBytes:handlingUpTo:_:)`` waits, the reactor's thread
-    /// passes each read of at most `limit` bytes to `consume`, but where that call would resume its
-    /// task, `onWake` is called once instead, from whichever thread ends the wait: with what the
-    /// reactor's thread leaves for the reader (a larger read, or `.handled` once `consume` returned
-    /// `false`), `nil` when the reader should just read (readable, or ``wakeReader()``), or the error
-    /// that ended the wait (closed).
-    ///
-    /// - Parameter edges: From the ``readWithoutWaiting(maxBytes:)`` that found nothing.
-    /// - Returns: `false`, without waiting, when data came since, a wake is pending, the connection is
-    ///   closed, or a reader already waits.
-    package func park(
-        since edges: UInt64,
-        handlingUpTo limit: Int,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool,
-        onWake: @escaping @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
-    ) -> Bool {
-        let outcome = InlineOutcome()
-        let capacity = max(1, limit) + 1
-        return self.handle.park(
-            since: edges,
-            handlingReads: { self.readInline(capacity: capacity, limit: limit, into: outcome, consume) },
-            onWake: { error in
-                if let error {
-                    onWake(.failure(error))
-                } else {
-                    onWake(outcome.take()?.mapError { $0 })
-                }
-            }
-        )
-    }
-
     /// Ends the wait of this connection's reader, waiting or parked, as if data had come (see
-    /// ``read(maxBytes:handlingUpTo:_:)`` and ``park(since:handlingUpTo:_:onWake:)``); with none
+    /// ``read(maxBytes:handlingUpTo:_:)`` and ``park(since:handlingUpTo:reader:)``); with none
     /// waiting, its next wait returns at once.
     package func wakeReader() {
         self.handle.wakeReader()
@@ -246,36 +217,33 @@ package final class TCPConnection: DirectByteStream {
     /// lets the connection's task go on, so a client that keeps sending cannot hold the thread.
     private static let inlineReadsPerReport = 16
 
-    /// The reactor thread's part of ``read(maxBytes:handlingUpTo:_:)``; returns whether to keep waiting.
-    private func readInline(
+    /// The reactor thread's part of ``read(maxBytes:handlingUpTo:_:)`` and of a park: reads and
+    /// passes each read of at most `limit` bytes to `consume`.
+    ///
+    /// - Returns: `nil` to keep waiting (the socket is drained); otherwise what the reader goes on
+    ///   with: a read it must handle itself (larger than `limit`, or the end of the stream), `.handled`
+    ///   (`consume` returned `false`, or the reads per report are used up), or the error.
+    func readInline(
         capacity: Int,
         limit: Int,
-        into outcome: InlineOutcome,
         _ consume: ([UInt8]) -> Bool
-    ) -> Bool {
+    ) -> Result<DirectReadOutcome, SocketError>? {
         for _ in 0..<Self.inlineReadsPerReport {
             guard let (_, result) = try? self.receiveNow(capacity: capacity) else {
-                outcome.set(.failure(SocketError.closed("read")))
-                return false
+                return .failure(SocketError.closed("read"))
             }
             switch result {
             case .wouldBlock:
-                return true
+                return nil
             case .failed(let code):
-                outcome.set(.failure(SocketError(errno: code, call: "read")))
-                return false
+                return .failure(SocketError(errno: code, call: "read"))
             case .done(let bytes) where bytes.isEmpty || bytes.count > limit:
-                outcome.set(.success(.bytes(bytes)))
-                return false
+                return .success(.bytes(bytes))
             case .done(let bytes):
-                if !consume(bytes) {
-                    outcome.set(.success(.handled))
-                    return false
-                }
+                if !consume(bytes) { return .success(.handled) }
             }
         }
-        outcome.set(.success(.handled))
-        return false
+        return .success(.handled)
     }
 
     /// One `recv` of at most `capacity` bytes, as a call on the handle, without waiting; with the read

@@ -270,7 +270,7 @@ struct BrokerSessionsTests {
         )
         #expect(again == [.exactlyOnce, nil])
         #expect(
-            state.session(clientID: "sub")?.subscriptions == [
+            state.session(clientID: "sub")?.subscriptions.dictionary == [
                 Array("a".utf8): .exactlyOnce, Array("b".utf8): .atLeastOnce,
             ]
         )

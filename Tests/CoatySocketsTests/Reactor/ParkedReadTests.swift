@@ -3,7 +3,7 @@ import Testing
 
 @testable import CoatySockets
 
-/// `TCPConnection.park(since:handlingUpTo:_:onWake:)`: a reader waiting with no task, over the socket
+/// `TCPConnection.park(since:handlingUpTo:reader:)`: a reader waiting with no task, over the socket
 /// pair of ``InlineReadTests`` whose readiness the test reports itself. The reporting thread handles
 /// small reads as for a waiting task, and what would resume a task calls `onWake` once instead.
 @Suite(.timeLimit(.minutes(1)))

@@ -13,6 +13,7 @@ import Synchronization
 /// another write at the same time; two concurrent reads (or writes) are a programming error and the
 /// second throws `EBUSY`.
 package final class TCPConnection: DirectByteStream {
+    /// Internal rather than private for the parking extension (TCPConnection+Parking.swift).
     let handle: SocketHandle
 
     /// The peer's numeric address, for example `"127.0.0.1:50312"`.

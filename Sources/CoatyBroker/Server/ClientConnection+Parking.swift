@@ -14,7 +14,7 @@ extension ClientConnection {
 
     /// For a connection that may park (connected, over plain TCP, the broker not stopping), one read
     /// that does not wait; when it finds nothing, also ends the writer task (``Outbox/park(wakingReader:)``),
-    /// and the reader goes on to ``park(_:outbox:watch:since:)``.
+    /// and the reader goes on to ``park(_:since:)``.
     ///
     /// - Returns: `nil` when the connection cannot park.
     @inline(never)
@@ -38,7 +38,7 @@ extension ClientConnection {
     /// - Returns: `false` when it could not park: data came since `edges`, something woke the reader
     ///   meanwhile, or the broker is stopping; the task goes on serving.
     @inline(never)
-    func park(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch, since edges: UInt64) -> Bool {
+    func park(_ state: ReaderState, since edges: UInt64) -> Bool {
         let parking = self.broker.parked
         guard let tcp = state.parkingSocket, parking.enter(self.id, socket: tcp) else { return false }
         state.decoder.releaseBufferIfEmpty()

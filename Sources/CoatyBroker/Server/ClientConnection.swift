@@ -109,7 +109,7 @@ struct ClientConnection: Sendable {
             }
             switch end {
             case .idle(let edges):
-                if self.park(state, outbox: outbox, watch: watch, since: edges) { return .parked }
+                if self.park(state, since: edges) { return .parked }
             case .close(let reason):
                 if reason.flushesQueue { await self.shutdown() }
                 self.closed(reason, state: state)

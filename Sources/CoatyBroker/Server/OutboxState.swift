@@ -78,7 +78,10 @@ struct OutboxState: Sendable {
         /// Queued packets from which the client's reader waits for room, whatever their bytes.
         let pauseItems: Int
 
-        init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = 4096) {
+        /// The default of `pauseItems`.
+        static let defaultPauseItems = 4096
+
+        init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = Limits.defaultPauseItems) {
             self.capacity = max(1, capacity)
             self.byteCapacity = max(1, byteCapacity)
             self.unreadLimit = max(1, unreadLimit)
@@ -124,7 +127,7 @@ struct OutboxState: Sendable {
         self.limits = limits
     }
 
-    init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = 4096) {
+    init(capacity: Int, byteCapacity: Int, unreadLimit: Int, pauseItems: Int = Limits.defaultPauseItems) {
         self.init(
             limits: Limits(
                 capacity: capacity,

@@ -11,7 +11,8 @@ struct AgentCommandTests {
         try await withOnlineManagers(count: 2) { _, bus in
             let lines = LineSink()
             var options = DiscoverOptions()
-            options.timeoutSeconds = 0.5
+            // Discover listens for its whole window: long enough for a loaded machine.
+            options.timeoutSeconds = 3
             let found = try await DiscoverCommand.run(options, transport: InProcessTransport(bus: bus)) {
                 lines.append($0)
             }
@@ -33,7 +34,8 @@ struct AgentCommandTests {
                 let lines = LineSink()
                 var options = CallOptions()
                 options.operation = "com.example.add"
-                options.timeoutSeconds = 0.5
+                // Returns at the first reply; the timeout only bounds a run that gets none.
+                options.timeoutSeconds = 10
                 options.parameters = "[42, 43]"
                 let sums = try await CallCommand.run(options, transport: InProcessTransport(bus: bus)) {
                     lines.append($0)

@@ -25,7 +25,9 @@ struct CommandsOverMQTTTests {
                 let lines = LineSink()
                 var options = DiscoverOptions()
                 options.connection.broker = url
-                options.timeoutSeconds = 0.5
+                // Discover listens for its whole window: long enough for a loaded machine, where 0.5 s
+                // once missed the answer in a full run.
+                options.timeoutSeconds = 3
                 let found = try await DiscoverCommand.run(
                     options,
                     transport: try TransportFactory.make(options.connection)

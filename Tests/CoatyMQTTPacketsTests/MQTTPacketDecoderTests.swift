@@ -178,4 +178,23 @@ struct MQTTPacketDecoderTests {
         #expect(decoded == 2000)
         #expect(decoder.bufferedByteCount == 0)
     }
+
+    /// An idle connection frees its buffer between packets; a half-received packet keeps its bytes.
+    @Test func releasingTheBufferKeepsAnUnfinishedPacket() throws {
+        let bytes = try Self.encodedStream()
+        var decoder = MQTTPacketDecoder()
+        var decoded: [MQTTPacket] = []
+        // Feed in chunks of 7 bytes, releasing after each: only an empty buffer is freed.
+        var index = 0
+        while index < bytes.count {
+            decoder.append(bytes[index..<min(index + 7, bytes.count)])
+            index += 7
+            while let packet = try decoder.next() { decoded.append(packet) }
+            let buffered = decoder.bufferedByteCount
+            decoder.releaseBufferIfEmpty()
+            #expect(decoder.bufferedByteCount == buffered)
+        }
+        #expect(decoded == Self.stream)
+        #expect(decoder.bufferedByteCount == 0)
+    }
 }

@@ -15,16 +15,39 @@ struct MQTTConnectionClockTests {
         over stream: ScriptedStream,
         clock: ManualClock,
         keepAlive: Duration = .zero,
-        acknowledgementTimeout: Duration? = nil
+        acknowledgementTimeout: Duration? = nil,
+        onMessage: @escaping @Sendable (TransportMessage) -> Void = { _ in }
     ) -> MQTTConnection {
         let connection = MQTTConnection(
             socket: stream,
             broker: MQTTBrokerAddress(host: "scripted"),
             configuration: .init(keepAlive: keepAlive, acknowledgementTimeout: acknowledgementTimeout, clock: clock),
-            onMessage: { _ in }
+            onMessage: onMessage
         )
         connection.acceptWithoutHandshake()
         return connection
+    }
+
+    /// Runs the connection's reader, writer and keep-alive, moves the clock on by half `keepAlive` to
+    /// the first PINGREQ and waits until it is written, then runs `body`; returns once the three
+    /// tasks have ended.
+    private func afterFirstPing(
+        _ connection: MQTTConnection,
+        over stream: ScriptedStream,
+        clock: ManualClock,
+        keepAlive: Duration,
+        _ body: () async throws -> Void
+    ) async throws {
+        let pingreq = try MQTTPacket.pingreq.encoded()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
+            group.addTask { await connection.runWriter() }
+            group.addTask { await connection.runKeepAlive() }
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: keepAlive / 2)
+            await stream.waitUntilWritten { $0 == pingreq }
+            try await body()
+        }
     }
 
     @Test func aMissingPingRespClosesTheConnectionAtTheDeadline() async throws {
@@ -32,14 +55,7 @@ struct MQTTConnectionClockTests {
         stream.openGate()
         let clock = ManualClock()
         let connection = self.connection(over: stream, clock: clock, keepAlive: .seconds(10))
-        let pingreq = try MQTTPacket.pingreq.encoded()
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
-            group.addTask { await connection.runWriter() }
-            group.addTask { await connection.runKeepAlive() }
-            await clock.waitForSleepers(count: 1)
-            clock.advance(by: .seconds(5))
-            await stream.waitUntilWritten { $0 == pingreq }
+        try await self.afterFirstPing(connection, over: stream, clock: clock, keepAlive: .seconds(10)) {
             await clock.waitForSleepers(count: 1)
             #expect(connection.failure == nil)
             clock.advance(by: .seconds(5))
@@ -55,22 +71,10 @@ struct MQTTConnectionClockTests {
         stream.openGate()
         let clock = ManualClock()
         let (messages, received) = AsyncStream.makeStream(of: TransportMessage.self)
-        let connection = MQTTConnection(
-            socket: stream,
-            broker: MQTTBrokerAddress(host: "scripted"),
-            configuration: .init(keepAlive: .seconds(10), clock: clock),
-            onMessage: { received.yield($0) }
-        )
-        connection.acceptWithoutHandshake()
+        let connection = self.connection(over: stream, clock: clock, keepAlive: .seconds(10)) { received.yield($0) }
         let pingreq = try MQTTPacket.pingreq.encoded()
         let marker = MQTTPublishPacket(topic: "after/pingresp", payload: [1], qos: .atMostOnce)
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { await connection.runReader(decoder: MQTTPacketDecoder()) }
-            group.addTask { await connection.runWriter() }
-            group.addTask { await connection.runKeepAlive() }
-            await clock.waitForSleepers(count: 1)
-            clock.advance(by: .seconds(5))
-            await stream.waitUntilWritten { $0 == pingreq }
+        try await self.afterFirstPing(connection, over: stream, clock: clock, keepAlive: .seconds(10)) {
             // The reader handles packets in order: once the PUBLISH after the PINGRESP is delivered,
             // the PINGRESP was handled.
             stream.feed(try MQTTPacket.pingresp.encoded() + MQTTPacket.publish(marker).encoded())

@@ -1,5 +1,5 @@
 /// How busy a reactor's thread has been lately: whether it has room to handle reads itself (see
-/// `SocketHandle.wait(_:since:call:handlingReads:)`).
+/// `SocketHandle.wait(_:since:call:reads:)`).
 ///
 /// The thread handling a lone small read saves the hand-over to a task, but while it does, every other
 /// socket waits and the executor's threads may sit idle. So it does so only while it has spent a good

@@ -36,7 +36,7 @@ final class SocketHandle: Sendable {
         /// The waiting task; `nil` for a parked reader (see ``park(since:reads:)``), whose
         /// ``InlineReads/wake(_:)`` stands in for it.
         var continuation: CheckedContinuation<Void, any Error>?
-        /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:handlingReads:)``).
+        /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:reads:)``).
         var inline: InlineReads?
 
         /// Lets the waiter go on: resumes its task, or wakes a parked reader.
@@ -52,17 +52,16 @@ final class SocketHandle: Sendable {
     /// A read waiter's work on the reactor's thread, and what happened to the waiter meanwhile.
     ///
     /// An object, so that a waiter without it costs one word: every socket holds two waiter slots.
-    /// Subclasses supply the work: a waiting task's closure (``wait(_:since:call:handlingReads:)``) or
-    /// a parked reader's own object (``park(since:reads:)``), so that parking allocates one object.
-    /// Its variables change only under the handle's lock.
+    /// A subclass supplies the work (`TCPInlineReads`, for a waiting task and a parked reader alike),
+    /// so that a wait allocates one object. Its variables change only under the handle's lock.
     class InlineReads: @unchecked Sendable {
         /// Whether the reactor's thread is running ``handleReads()`` now.
         final var isRunning = false
+        /// A ``wakeReader()`` that came while ``handleReads()`` ran, delivered once it returns.
+        final var isWakeRequested = false
         /// A close or cancellation that came while ``handleReads()`` ran, delivered once it returns: the
         /// waiter must not go on while the reactor's thread still works for it.
         final var failure: (any Error)?
-        /// A ``wakeReader()`` that came while ``handleReads()`` ran, delivered once it returns.
-        final var isWakeRequested = false
 
         /// On the reactor's thread: reads until `EAGAIN` (returns `true`: keep waiting) or until the
         /// waiter must go on (returns `false`). Here: nothing is read, the waiter goes on.
@@ -72,17 +71,6 @@ final class SocketHandle: Sendable {
         /// `nil` when it is readable or woken. Called once. Here: nothing, as a task's waiter is
         /// resumed through its continuation.
         func wake(_ error: (any Error)?) {}
-    }
-
-    /// A waiting task's inline work.
-    private final class ClosureReads: InlineReads, @unchecked Sendable {
-        let body: @Sendable () -> Bool
-
-        init(_ body: @escaping @Sendable () -> Bool) {
-            self.body = body
-        }
-
-        override func handleReads() -> Bool { self.body() }
     }
 
     private struct State {
@@ -184,10 +172,10 @@ final class SocketHandle: Sendable {
     /// Suspends until an edge in `direction` newer than `edges` arrives, the handle closes or the
     /// task is cancelled.
     ///
-    /// Given `handlingReads` (for `.read`), the reactor's thread handles the reads meanwhile: on each
+    /// Given `reads` (for `.read`), the reactor's thread handles the reads meanwhile: on each
     /// read edge it may handle (see ``signal(readable:writable:mayHandleReads:)``) it runs
-    /// `handlingReads` there, and the wait goes on while that returns `true`; on other edges the task
-    /// is resumed as without it. `handlingReads` must read until `EAGAIN` before it returns `true`
+    /// ``InlineReads/handleReads()`` there, and the wait goes on while that returns `true`; on other
+    /// edges the task is resumed as without it. It must read until `EAGAIN` before it returns `true`
     /// (the next edge comes only with new data), and must be short: every socket of the process
     /// waits while it runs. It never overlaps the waiting task: a close or cancellation while it runs
     /// resumes the task after it returns. This saves the hand-over from the reactor's thread to a task
@@ -199,7 +187,7 @@ final class SocketHandle: Sendable {
         _ direction: Direction,
         since edges: UInt64,
         call: String,
-        handlingReads: (@Sendable () -> Bool)? = nil
+        reads: InlineReads? = nil
     ) async throws {
         let waiterID = self.state.withLock { state in
             state.nextWaiterID &+= 1
@@ -215,8 +203,7 @@ final class SocketHandle: Sendable {
                     case nil: break
                     }
                     if Task.isCancelled { return .cancelled }
-                    let inline = handlingReads.map { ClosureReads($0) as InlineReads }
-                    let waiter = Waiter(id: waiterID, continuation: continuation, inline: inline)
+                    let waiter = Waiter(id: waiterID, continuation: continuation, inline: reads)
                     switch direction {
                     case .read:
                         if state.readWaiter != nil { return .busy }
@@ -256,7 +243,7 @@ final class SocketHandle: Sendable {
         }
     }
 
-    /// Parks a reader that has no task: like ``wait(_:since:call:handlingReads:)`` for `.read`, with
+    /// Parks a reader that has no task: like ``wait(_:since:call:reads:)`` for `.read`, with
     /// `reads` doing the reactor thread's work, but instead of resuming a task the handle calls
     /// `reads.wake(_:)` once, from whichever thread ends the wait: with `nil` when a read edge comes
     /// that the reactor's thread may not handle or ``InlineReads/handleReads()`` returns `false`, or on
@@ -303,7 +290,7 @@ final class SocketHandle: Sendable {
     /// Called by the reactor's thread when the kernel reports readiness.
     ///
     /// `mayHandleReads` says whether a read waiter's inline work may run here (see
-    /// ``wait(_:since:call:handlingReads:)``): the reactor allows it for a report that came alone
+    /// ``wait(_:since:call:reads:)``): the reactor allows it for a report that came alone
     /// while its thread has room (``ReactorLoad``). When several sockets are ready at once, or the
     /// thread is busy, their waiting tasks are resumed instead and handle the reads on all cores: a
     /// burst keeps its parallelism, a lone message its short path.

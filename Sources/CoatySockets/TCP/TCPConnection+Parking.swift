@@ -24,70 +24,12 @@ extension TCPConnection {
     /// - Returns: `false`, without waiting, when data came since, a wake is pending, the connection is
     ///   closed, or a reader already waits.
     package func park(since edges: UInt64, handlingUpTo limit: Int, reader: any ParkedReader) -> Bool {
-        self.handle.park(since: edges, reads: ParkedReads(connection: self, limit: limit, reader: reader))
+        let reads = TCPInlineReads(
+            connection: self,
+            capacity: max(1, limit) + 1,
+            limit: limit,
+            consumer: .parked(reader)
+        )
+        return self.handle.park(since: edges, reads: reads)
     }
-
-    /// Parks like ``park(since:handlingUpTo:reader:)``, with closures for the reader: `consume` for
-    /// its reads, `onWake` for the end of the park.
-    package func park(
-        since edges: UInt64,
-        handlingUpTo limit: Int,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool,
-        onWake: @escaping @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
-    ) -> Bool {
-        self.park(since: edges, handlingUpTo: limit, reader: ClosureParkedReader(consume: consume, onWake: onWake))
-    }
-}
-
-/// A parked reader's work on the reactor's thread, and what that work leaves for the reader.
-private final class ParkedReads: SocketHandle.InlineReads, @unchecked Sendable {
-    let connection: TCPConnection
-    let limit: Int
-    let reader: any ParkedReader
-    /// What the reactor's thread leaves for the reader when it stops handling reads; with `any Error`,
-    /// a word, rather than the 48 bytes of a ``SocketError`` in every parked connection.
-    private let outcome = Mutex<Result<DirectReadOutcome, any Error>?>(nil)
-
-    init(connection: TCPConnection, limit: Int, reader: any ParkedReader) {
-        self.connection = connection
-        self.limit = limit
-        self.reader = reader
-    }
-
-    override func handleReads() -> Bool {
-        // One byte more than it handles, enough to tell a larger read (see `read(maxBytes:handlingUpTo:_:)`).
-        let reader = self.reader
-        let result = self.connection.readInline(capacity: max(1, self.limit) + 1, limit: self.limit) {
-            reader.handleParkedRead($0)
-        }
-        guard let result else { return true }
-        self.outcome.withLock { $0 = result.mapError { $0 } }
-        return false
-    }
-
-    override func wake(_ error: (any Error)?) {
-        if let error {
-            self.reader.parkEnded(.failure(error))
-        } else {
-            self.reader.parkEnded(self.outcome.withLock { $0.take() })
-        }
-    }
-}
-
-/// A ``ParkedReader`` made of closures.
-private final class ClosureParkedReader: ParkedReader {
-    let consume: @Sendable ([UInt8]) -> Bool
-    let onWake: @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
-
-    init(
-        consume: @escaping @Sendable ([UInt8]) -> Bool,
-        onWake: @escaping @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
-    ) {
-        self.consume = consume
-        self.onWake = onWake
-    }
-
-    func handleParkedRead(_ bytes: [UInt8]) -> Bool { self.consume(bytes) }
-
-    func parkEnded(_ wake: Result<DirectReadOutcome, any Error>?) { self.onWake(wake) }
 }

@@ -146,7 +146,7 @@ package final class TCPConnection: DirectByteStream {
     /// passes each read of at most `limit` bytes to `consume` (see
     /// ``DirectByteStream/read(maxBytes:handlingUpTo:_:)``): a small message is then handled where
     /// its arrival is reported, with no hand-over to the calling task (see
-    /// `SocketHandle.wait(_:since:call:handlingReads:)`).
+    /// `SocketHandle.wait(_:since:call:reads:)`).
     package func read(
         maxBytes: Int,
         handlingUpTo limit: Int,
@@ -173,18 +173,16 @@ package final class TCPConnection: DirectByteStream {
             case .wouldBlock(let seen): edges = seen
             }
         }
-        let outcome = InlineOutcome()
-        // The reactor's thread asks for one byte more than it handles, enough to tell a large read,
-        // which it leaves to the caller, without a 64 KiB buffer for every small message.
-        let inlineCapacity = min(capacity, max(1, limit) + 1)
-        try await self.handle.wait(.read, since: edges, call: "read") {
-            guard let result = self.readInline(capacity: inlineCapacity, limit: limit, consume) else { return true }
-            outcome.set(result)
-            return false
-        }
+        let reads = TCPInlineReads(
+            connection: self,
+            capacity: min(capacity, max(1, limit) + 1),
+            limit: limit,
+            consumer: .task(consume)
+        )
+        try await self.handle.wait(.read, since: edges, call: "read", reads: reads)
         // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's thread
         // did not handle): the caller looks again.
-        return try outcome.take()?.get() ?? .handled
+        return try reads.takeOutcome()?.get() ?? .handled
     }
 
     /// What ``readWithoutWaiting(maxBytes:)`` found.
@@ -366,23 +364,5 @@ package final class TCPConnection: DirectByteStream {
     /// Whether ``close()`` has been called.
     package var isClosed: Bool {
         self.handle.isClosed
-    }
-}
-
-/// The result the reactor's thread leaves for the task in ``TCPConnection/read(maxBytes:handlingUpTo:_:)``.
-///
-/// Set on the reactor's thread after the handler's last call and taken by the task once resumed,
-/// under a lock of its own: that lock orders everything the handler wrote before (the reader's
-/// state) before what the task reads after, in a way the thread sanitizer sees too (it does not see
-/// the ordering the continuation's resumption gives).
-private final class InlineOutcome: Sendable {
-    private let result = Mutex<Result<DirectReadOutcome, SocketError>?>(nil)
-
-    func set(_ result: Result<DirectReadOutcome, SocketError>) {
-        self.result.withLock { $0 = result }
-    }
-
-    func take() -> Result<DirectReadOutcome, SocketError>? {
-        self.result.withLock { $0.take() }
     }
 }

@@ -41,7 +41,11 @@ struct ParkedReadTests {
             Issue.record("expected nothing to read")
             return false
         }
-        return fixture.connection.park(since: edges, handlingUpTo: limit, consume) { wakes.continuation.yield($0) }
+        return fixture.connection.park(
+            since: edges,
+            handlingUpTo: limit,
+            reader: ClosureReader(consume) { wakes.continuation.yield($0) }
+        )
     }
 
     @Test func smallReadsAreHandledWhileParkedUntilTheHandlerStops() async throws {
@@ -129,7 +133,11 @@ struct ParkedReadTests {
         }
         try await fixture.deliver([1])
         #expect(
-            !fixture.connection.park(since: edges, handlingUpTo: 64, { _ in true }) { wakes.continuation.yield($0) }
+            !fixture.connection.park(
+                since: edges,
+                handlingUpTo: 64,
+                reader: ClosureReader({ _ in true }) { wakes.continuation.yield($0) }
+            )
         )
         _ = try fixture.connection.readWithoutWaiting(maxBytes: 16)
         fixture.connection.wakeReader()
@@ -146,7 +154,7 @@ struct ParkedReadTests {
             return
         }
         fixture.connection.close()
-        #expect(!fixture.connection.park(since: edges, handlingUpTo: 64, { _ in true }) { _ in })
+        #expect(!fixture.connection.park(since: edges, handlingUpTo: 64, reader: ClosureReader({ _ in true }) { _ in }))
     }
 
     @Test func aWakeWhileTheHandlerRunsIsDeliveredAfterIt() async throws {
@@ -162,13 +170,15 @@ struct ParkedReadTests {
         let parked = fixture.connection.park(
             since: edges,
             handlingUpTo: 64,
-            { _ in
-                fixture.connection.wakeReader()
-                // The wake must wait for this handler: a woken reader takes over its state.
-                returned.set()
-                return true
-            },
-            onWake: { _ in observer.yield(returned.isSet) }
+            reader: ClosureReader(
+                { _ in
+                    fixture.connection.wakeReader()
+                    // The wake must wait for this handler: a woken reader takes over its state.
+                    returned.set()
+                    return true
+                },
+                onWake: { _ in observer.yield(returned.isSet) }
+            )
         )
         #expect(parked)
         try await fixture.deliver([1])
@@ -186,4 +196,22 @@ struct ParkedReadTests {
             return
         }
     }
+}
+
+/// A ``ParkedReader`` made of closures: `consume` for its reads, `onWake` for the end of the park.
+private final class ClosureReader: ParkedReader {
+    let consume: @Sendable ([UInt8]) -> Bool
+    let onWake: @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
+
+    init(
+        _ consume: @escaping @Sendable ([UInt8]) -> Bool,
+        onWake: @escaping @Sendable (Result<DirectReadOutcome, any Error>?) -> Void
+    ) {
+        self.consume = consume
+        self.onWake = onWake
+    }
+
+    func handleParkedRead(_ bytes: [UInt8]) -> Bool { self.consume(bytes) }
+
+    func parkEnded(_ wake: Result<DirectReadOutcome, any Error>?) { self.onWake(wake) }
 }

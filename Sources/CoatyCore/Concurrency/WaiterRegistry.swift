@@ -27,35 +27,77 @@ package struct WaiterToken: Hashable, Sendable, CustomStringConvertible {
 package final class WaiterRegistry: Sendable {
     private enum Slot {
         case issued
-        case waiting(CheckedContinuation<Void, any Error>)
+        case waiting(UnsafeContinuation<Void, any Error>)
         case resolved(Result<Void, any Error>)
     }
 
+    /// A table entry: the slot of the token it was last issued for, or `nil` while free.
+    private struct Entry {
+        /// Told apart tokens that reuse this entry: bumped each time it is freed.
+        var generation: UInt32 = 0
+        var slot: Slot?
+    }
+
+    /// The tokens whose wait has not ended, in a table indexed by the token's low 32 bits, so that the
+    /// per-message waits of the MQTT client cost no hashing. A token's high 32 bits are the entry's
+    /// generation when it was issued, so a token stays unique although entries are reused.
     private struct State {
-        var nextToken: UInt64 = 0
-        /// An entry per token whose wait has not ended.
-        var slots: [WaiterToken: Slot] = [:]
+        var entries: [Entry] = []
+        var free: [UInt32] = []
+
+        func slot(_ token: WaiterToken) -> Slot? {
+            let index = Int(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)
+            guard index < self.entries.count, self.entries[index].generation == UInt32(token.rawValue >> 32) else {
+                return nil
+            }
+            return self.entries[index].slot
+        }
+
+        /// Sets the slot of an issued token (whose entry is current).
+        mutating func set(_ token: WaiterToken, _ slot: Slot) {
+            self.entries[Int(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)].slot = slot
+        }
+
+        /// Ends an issued token: its entry is free for a later token.
+        mutating func end(_ token: WaiterToken) {
+            let index = UInt32(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)
+            self.entries[Int(index)].slot = nil
+            self.entries[Int(index)].generation &+= 1
+            self.free.append(index)
+        }
+
+        mutating func issue() -> WaiterToken {
+            let index: UInt32
+            if let reused = self.free.popLast() {
+                index = reused
+            } else {
+                index = UInt32(self.entries.count)
+                self.entries.append(Entry())
+            }
+            self.entries[Int(index)].slot = .issued
+            return self.token(at: Int(index))
+        }
+
+        /// The token the entry at `index` is issued for now.
+        func token(at index: Int) -> WaiterToken {
+            WaiterToken(rawValue: UInt64(self.entries[index].generation) << 32 | UInt64(index))
+        }
     }
 
     private let state: Mutex<State> = Mutex(State())
 
     package init() {}
 
-    /// A new token, unique in this registry.
+    /// A new token, unique among the tokens of this registry whose wait has not ended.
     package func makeToken() -> WaiterToken {
-        self.state.withLock { state in
-            state.nextToken += 1
-            let token = WaiterToken(rawValue: state.nextToken)
-            state.slots[token] = .issued
-            return token
-        }
+        self.state.withLock { $0.issue() }
     }
 
     /// The number of tasks suspended in ``wait(_:onCancel:)`` now.
     package var count: Int {
         self.state.withLock { state in
-            state.slots.values.reduce(0) { count, slot in
-                if case .waiting = slot { return count + 1 }
+            state.entries.reduce(0) { count, entry in
+                if case .waiting = entry.slot { return count + 1 }
                 return count
             }
         }
@@ -71,17 +113,19 @@ package final class WaiterRegistry: Sendable {
     ///   waited on already).
     package func wait(_ token: WaiterToken, onCancel: @Sendable () -> Void = {}) async throws {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // Unsafe continuations: the table resumes each exactly once, as it hands a continuation out
+            // only while taking it from its slot.
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 let ready: (result: Result<Void, any Error>, isCancelled: Bool)? = self.state.withLock { state in
-                    switch state.slots[token] {
+                    switch state.slot(token) {
                     case .resolved(let result):
-                        state.slots[token] = nil
+                        state.end(token)
                         return (result, false)
                     case .issued where !Task.isCancelled:
-                        state.slots[token] = .waiting(continuation)
+                        state.set(token, .waiting(continuation))
                         return nil
                     case .issued:
-                        state.slots[token] = nil
+                        state.end(token)
                         return (.failure(CancellationError()), true)
                     case .waiting, nil:
                         return (.failure(WaiterRegistryMisuse(token: token)), false)
@@ -93,11 +137,11 @@ package final class WaiterRegistry: Sendable {
                 }
             }
         } onCancel: {
-            let continuation = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            let continuation = self.state.withLock { state -> UnsafeContinuation<Void, any Error>? in
                 // Only a suspended wait is ended here; an outcome that arrived first wins, and a
                 // wait not yet begun sees the cancellation itself.
-                guard case .waiting(let continuation) = state.slots[token] else { return nil }
-                state.slots[token] = nil
+                guard case .waiting(let continuation) = state.slot(token) else { return nil }
+                state.end(token)
                 return continuation
             }
             if let continuation {
@@ -113,13 +157,13 @@ package final class WaiterRegistry: Sendable {
     /// - Returns: `false` if the token's wait already ended (resumed before, or cancelled).
     @discardableResult
     package func resume(_ token: WaiterToken, with result: Result<Void, any Error>) -> Bool {
-        let continuation = self.state.withLock { state -> CheckedContinuation<Void, any Error>?? in
-            switch state.slots[token] {
+        let continuation = self.state.withLock { state -> UnsafeContinuation<Void, any Error>?? in
+            switch state.slot(token) {
             case .waiting(let continuation):
-                state.slots[token] = nil
+                state.end(token)
                 return .some(continuation)
             case .issued:
-                state.slots[token] = .resolved(result)
+                state.set(token, .resolved(result))
                 return .some(nil)
             case .resolved, nil:
                 return nil
@@ -145,9 +189,10 @@ package final class WaiterRegistry: Sendable {
     /// Gives back a token that will not be waited on, dropping any outcome kept for it; a later
     /// resume of it returns `false`.
     package func discard(_ token: WaiterToken) {
-        let continuation = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            defer { state.slots[token] = nil }
-            if case .waiting(let continuation) = state.slots[token] { return continuation }
+        let continuation = self.state.withLock { state -> UnsafeContinuation<Void, any Error>? in
+            let slot = state.slot(token)
+            if slot != nil { state.end(token) }
+            if case .waiting(let continuation) = slot { return continuation }
             return nil
         }
         // A token discarded while its task waits: end the wait rather than leave it hanging.
@@ -157,12 +202,12 @@ package final class WaiterRegistry: Sendable {
     /// Resumes every task waiting now with `result`. Results kept for waits that have not begun
     /// stay as they are.
     package func resumeAll(with result: Result<Void, any Error>) {
-        let continuations = self.state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-            var waiting: [CheckedContinuation<Void, any Error>] = []
-            for (token, slot) in state.slots {
-                guard case .waiting(let continuation) = slot else { continue }
+        let continuations = self.state.withLock { state -> [UnsafeContinuation<Void, any Error>] in
+            var waiting: [UnsafeContinuation<Void, any Error>] = []
+            for index in state.entries.indices {
+                guard case .waiting(let continuation) = state.entries[index].slot else { continue }
                 waiting.append(continuation)
-                state.slots[token] = nil
+                state.end(state.token(at: index))
             }
             return waiting
         }

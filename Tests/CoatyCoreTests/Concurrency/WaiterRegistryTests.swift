@@ -109,6 +109,32 @@ struct WaiterRegistryTests {
         #expect(Set(tokens).count == 100)
     }
 
+    @Test func anEndedTokenDoesNotReachTheTokenIssuedAfterIt() async throws {
+        let registry = WaiterRegistry()
+        let first = registry.makeToken()
+        registry.discard(first)
+        let second = registry.makeToken()
+        #expect(second != first)
+        // The ended token neither resumes nor waits on the new one.
+        #expect(!registry.resume(first, throwing: Failure()))
+        await #expect(throws: WaiterRegistryMisuse.self) { try await registry.wait(first) }
+        #expect(registry.resume(second))
+        try await registry.wait(second)
+        // Tokens ended in every way leave later ones alone.
+        let waited = registry.makeToken()
+        async let wait: Void = registry.wait(waited)
+        await Self.waitUntil { registry.count == 1 }
+        registry.resume(waited)
+        try await wait
+        let third = registry.makeToken()
+        #expect(!registry.resume(waited))
+        #expect(!registry.resume(second))
+        registry.discard(waited)
+        registry.discard(second)
+        #expect(registry.resume(third))
+        try await registry.wait(third)
+    }
+
     /// Waits until `condition` holds (a waiter is suspended in the registry), giving way to other
     /// tasks between checks; the suite's time limit ends it if the state is never reached.
     private static func waitUntil(_ condition: () -> Bool) async {

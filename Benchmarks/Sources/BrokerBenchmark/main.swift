@@ -11,6 +11,9 @@ import BenchmarkSupport
 // window raised to 100. Then the memory of 500 idle connections (ConnectionMemory.swift), the resident
 // size across rounds of connects and disconnects, and the round-trip latency of a request/response
 // ping-pong between two connections (PingPong.swift).
+//
+// BROKER_BENCHMARK_EMBEDDED=<path> runs the embedded broker from another build of this benchmark (its
+// `serve` mode), so two builds of the broker meet the same load generator: an A/B of the broker alone.
 import CoatyBroker
 import Foundation
 import Glibc
@@ -40,9 +43,12 @@ struct BrokerProcess {
 
     var residentKiB: Int { BenchmarkSupport.residentKiB(ofProcess: self.process.processIdentifier) }
 
-    /// Starts the embedded broker; `inFlight` sets its QoS 1/2 window per client (default 20).
+    /// Starts the embedded broker; `inFlight` sets its QoS 1/2 window per client (default 20). The
+    /// broker is this binary's, or the one `BROKER_BENCHMARK_EMBEDDED` names.
     static func embedded(inFlight: Int? = nil) throws -> BrokerProcess {
-        let executable = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let executable =
+            ProcessInfo.processInfo.environment["BROKER_BENCHMARK_EMBEDDED"]
+            ?? URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().path
         let arguments = ["serve"] + (inFlight.map { ["\($0)"] } ?? [])
         let process = try ChildProcess.spawn(executable, arguments, captureOutput: true)
         // The child prints its port once it listens.

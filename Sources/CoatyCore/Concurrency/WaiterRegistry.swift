@@ -33,20 +33,26 @@ package final class WaiterRegistry: Sendable {
 
     /// A table entry: the slot of the token it was last issued for, or `nil` while free.
     private struct Entry {
-        /// Told apart tokens that reuse this entry: bumped each time it is freed.
+        /// Tells apart the tokens that reuse this entry: bumped each time it is freed.
         var generation: UInt32 = 0
         var slot: Slot?
     }
 
     /// The tokens whose wait has not ended, in a table indexed by the token's low 32 bits, so that the
     /// per-message waits of the MQTT client cost no hashing. A token's high 32 bits are the entry's
-    /// generation when it was issued, so a token stays unique although entries are reused.
+    /// generation when it was issued, so a token stays unique although entries are reused. The table
+    /// keeps the size of the most tokens open at once; freed entries are reused, not released.
     private struct State {
         var entries: [Entry] = []
-        var free: [UInt32] = []
+        var free: [Int] = []
+
+        /// The entry a token names, whether or not it is still the token's.
+        private static func index(of token: WaiterToken) -> Int {
+            Int(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)
+        }
 
         func slot(_ token: WaiterToken) -> Slot? {
-            let index = Int(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)
+            let index = Self.index(of: token)
             guard index < self.entries.count, self.entries[index].generation == UInt32(token.rawValue >> 32) else {
                 return nil
             }
@@ -55,27 +61,27 @@ package final class WaiterRegistry: Sendable {
 
         /// Sets the slot of an issued token (whose entry is current).
         mutating func set(_ token: WaiterToken, _ slot: Slot) {
-            self.entries[Int(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)].slot = slot
+            self.entries[Self.index(of: token)].slot = slot
         }
 
         /// Ends an issued token: its entry is free for a later token.
         mutating func end(_ token: WaiterToken) {
-            let index = UInt32(truncatingIfNeeded: token.rawValue & 0xFFFF_FFFF)
-            self.entries[Int(index)].slot = nil
-            self.entries[Int(index)].generation &+= 1
+            let index = Self.index(of: token)
+            self.entries[index].slot = nil
+            self.entries[index].generation &+= 1
             self.free.append(index)
         }
 
         mutating func issue() -> WaiterToken {
-            let index: UInt32
+            let index: Int
             if let reused = self.free.popLast() {
                 index = reused
             } else {
-                index = UInt32(self.entries.count)
+                index = self.entries.count
                 self.entries.append(Entry())
             }
-            self.entries[Int(index)].slot = .issued
-            return self.token(at: Int(index))
+            self.entries[index].slot = .issued
+            return self.token(at: index)
         }
 
         /// The token the entry at `index` is issued for now.

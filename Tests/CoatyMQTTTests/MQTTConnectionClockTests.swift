@@ -28,14 +28,13 @@ struct MQTTConnectionClockTests {
         return connection
     }
 
-    /// Runs the connection's reader, writer and keep-alive, moves the clock on by half `keepAlive` to
+    /// Runs the connection's reader, writer and keep-alive, moves the clock on by half its keep-alive to
     /// the first PINGREQ and waits until it is written, then runs `body`; returns once the three
     /// tasks have ended.
     private func afterFirstPing(
         _ connection: MQTTConnection,
         over stream: ScriptedStream,
         clock: ManualClock,
-        keepAlive: Duration,
         _ body: () async throws -> Void
     ) async throws {
         let pingreq = try MQTTPacket.pingreq.encoded()
@@ -44,7 +43,7 @@ struct MQTTConnectionClockTests {
             group.addTask { await connection.runWriter() }
             group.addTask { await connection.runKeepAlive() }
             await clock.waitForSleepers(count: 1)
-            clock.advance(by: keepAlive / 2)
+            clock.advance(by: .seconds(Int(connection.configuration.keepAliveSeconds)) / 2)
             await stream.waitUntilWritten { $0 == pingreq }
             try await body()
         }
@@ -55,7 +54,7 @@ struct MQTTConnectionClockTests {
         stream.openGate()
         let clock = ManualClock()
         let connection = self.connection(over: stream, clock: clock, keepAlive: .seconds(10))
-        try await self.afterFirstPing(connection, over: stream, clock: clock, keepAlive: .seconds(10)) {
+        try await self.afterFirstPing(connection, over: stream, clock: clock) {
             await clock.waitForSleepers(count: 1)
             #expect(connection.failure == nil)
             clock.advance(by: .seconds(5))
@@ -74,7 +73,7 @@ struct MQTTConnectionClockTests {
         let connection = self.connection(over: stream, clock: clock, keepAlive: .seconds(10)) { received.yield($0) }
         let pingreq = try MQTTPacket.pingreq.encoded()
         let marker = MQTTPublishPacket(topic: "after/pingresp", payload: [1], qos: .atMostOnce)
-        try await self.afterFirstPing(connection, over: stream, clock: clock, keepAlive: .seconds(10)) {
+        try await self.afterFirstPing(connection, over: stream, clock: clock) {
             // The reader handles packets in order: once the PUBLISH after the PINGRESP is delivered,
             // the PINGRESP was handled.
             stream.feed(try MQTTPacket.pingresp.encoded() + MQTTPacket.publish(marker).encoded())

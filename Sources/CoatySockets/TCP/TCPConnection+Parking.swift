@@ -24,12 +24,7 @@ extension TCPConnection {
     /// - Returns: `false`, without waiting, when data came since, a wake is pending, the connection is
     ///   closed, or a reader already waits.
     package func park(since edges: UInt64, handlingUpTo limit: Int, reader: any ParkedReader) -> Bool {
-        let reads = TCPInlineReads(
-            connection: self,
-            capacity: max(1, limit) + 1,
-            limit: limit,
-            consumer: .parked(reader)
-        )
+        let reads = TCPInlineReads(connection: self, limit: limit, consumer: .parked(reader))
         return self.handle.park(since: edges, reads: reads)
     }
 }

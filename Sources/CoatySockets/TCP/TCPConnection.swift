@@ -173,12 +173,7 @@ package final class TCPConnection: DirectByteStream {
             case .wouldBlock(let seen): edges = seen
             }
         }
-        let reads = TCPInlineReads(
-            connection: self,
-            capacity: min(capacity, max(1, limit) + 1),
-            limit: limit,
-            consumer: .task(consume)
-        )
+        let reads = TCPInlineReads(connection: self, limit: limit, maxBytes: capacity, consumer: .task(consume))
         try await self.handle.wait(.read, since: edges, call: "read", reads: reads)
         // Woken without a read to hand over (``wakeReader()``, or a read edge the reactor's thread
         // did not handle): the caller looks again.

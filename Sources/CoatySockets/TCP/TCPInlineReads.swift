@@ -25,10 +25,11 @@ final class TCPInlineReads: SocketHandle.InlineReads, @unchecked Sendable {
     /// What the reactor's thread leaves for the reader when it stops handling reads.
     private let outcome = Mutex<Result<DirectReadOutcome, any Error>?>(nil)
 
-    init(connection: TCPConnection, capacity: Int, limit: Int, consumer: Consumer) {
+    /// - Parameter maxBytes: The most bytes the reader takes in one read, when fewer than `limit` + 1.
+    init(connection: TCPConnection, limit: Int, maxBytes: Int = .max, consumer: Consumer) {
         self.connection = connection
         self.consumer = consumer
-        self.capacity = Int32(clamping: max(1, capacity))
+        self.capacity = Int32(clamping: max(1, min(maxBytes, max(1, limit) + 1)))
         self.limit = Int32(clamping: limit)
     }
 

@@ -214,25 +214,34 @@ struct BrokerSessions: Sendable {
         var live = message
         live.retain = false
         let matches = self.subscriptions.match(topic: message.topic)
-        var topic: TopicLevels?
+        var levels: TopicLevels?
         for (sessionID, granted) in matches {
             guard let key = self.sessionKeys[sessionID] else { continue }
-            if let access = self.sessions[key]?.access {
-                let levels = topic ?? TopicLevels(bytes: message.topic)
-                topic = levels
-                guard access.allows(.read, topic: levels) else { continue }
-            }
             var delivered = live
             delivered.qos = min(message.qos, granted)
-            self.deliver(delivered, toSessionWithKey: key, into: &outputs)
+            self.deliver(delivered, toSessionWithKey: key, levels: &levels, into: &outputs)
         }
     }
 
-    private mutating func deliver(_ message: BrokerMessage, toSessionWithKey key: [UInt8], into outputs: inout [Output])
-    {
+    /// Delivers to one session if its client may read the topic. `levels` caches the topic's levels
+    /// for the next session, if a read check needed them.
+    ///
+    /// The check reads the session in place: copying it out of the table for its rules costs a hash
+    /// and a retain per collection, on every message.
+    private mutating func deliver(
+        _ message: BrokerMessage,
+        toSessionWithKey key: [UInt8],
+        levels: inout TopicLevels?,
+        into outputs: inout [Output]
+    ) {
         let maximumInFlight = self.limits.maximumInFlight
         var records = self.recordBuffer
         let delivered = self.withSession(atKey: key) { session -> (congested: SessionID?, dropped: Int) in
+            if let access = session.access {
+                let topic = levels ?? TopicLevels(bytes: message.topic)
+                levels = topic
+                guard access.allows(.read, topic: topic) else { return (nil, 0) }
+            }
             guard message.qos != .atMostOnce else {
                 // QoS 0 is not queued for offline clients (optional in 3.1.1; mosquitto does not either).
                 if let connection = session.connection {
@@ -325,14 +334,13 @@ struct BrokerSessions: Sendable {
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
         }
-        let access = self.sessions[key]?.access
         for ((filter, _), qos) in zip(filters, granted) {
             guard let qos else { continue }
             for var message in self.retained.messages(matching: filter) {
-                if let access, !access.allows(.read, topic: TopicLevels(bytes: message.topic)) { continue }
                 message.qos = min(message.qos, qos)
                 message.retain = true
-                self.deliver(message, toSessionWithKey: key, into: &outputs)
+                var levels: TopicLevels?
+                self.deliver(message, toSessionWithKey: key, levels: &levels, into: &outputs)
             }
         }
         return granted

@@ -95,9 +95,10 @@ struct SubscriptionTrie: Sendable {
     }
 
     /// Returns every session subscribed to a filter that matches `topic`, each once, with the maximum
-    /// QoS granted among its matching subscriptions.
-    func match(topic: some Collection<UInt8>) -> [SessionID: QualityOfService] {
-        var result: [SessionID: QualityOfService] = [:]
+    /// QoS granted among its matching subscriptions. Most topics match one session (a request's or an
+    /// agent's own topic): a ``SmallDictionary`` holds it without allocating or hashing.
+    func match(topic: some Collection<UInt8>) -> SmallDictionary<SessionID, QualityOfService> {
+        var result = SmallDictionary<SessionID, QualityOfService>()
         let levels = Self.levels(of: topic)
         let isDollar = topic.first == UInt8(ascii: "$")
         self.collect(node: 0, levels: levels, depth: 0, isDollar: isDollar, into: &result)
@@ -115,32 +116,37 @@ struct SubscriptionTrie: Sendable {
         levels: [ArraySlice<UInt8>],
         depth: Int,
         isDollar: Bool,
-        into result: inout [SessionID: QualityOfService]
+        into result: inout SmallDictionary<SessionID, QualityOfService>
     ) {
-        let current = self.nodes[node]
+        // The node is read in place, not copied: a copy retains its level, children and subscribers.
         // [MQTT-4.7.2-1]: wildcards in the first level never match a '$' topic.
         let wildcardsAllowed = !(depth == 0 && isDollar)
-        if wildcardsAllowed, let hashChild = current.children[Self.hash] {
+        if wildcardsAllowed, let hashChild = self.nodes[node].children[Self.hash] {
             // '#' matches the parent level too ("a/#" matches "a"), so it applies at the end as well.
             Self.merge(self.nodes[hashChild].subscribers, into: &result)
         }
         if depth == levels.count {
-            Self.merge(current.subscribers, into: &result)
+            Self.merge(self.nodes[node].subscribers, into: &result)
             return
         }
         let level = levels[depth]
-        if let exact = current.children[Array(level)] {
+        if let exact = self.nodes[node].children[Array(level)] {
             self.collect(node: exact, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
         }
-        if wildcardsAllowed, let plusChild = current.children[Self.plus] {
+        if wildcardsAllowed, let plusChild = self.nodes[node].children[Self.plus] {
             self.collect(node: plusChild, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
         }
     }
 
     private static func merge(
         _ subscribers: SmallDictionary<SessionID, QualityOfService>,
-        into result: inout [SessionID: QualityOfService]
+        into result: inout SmallDictionary<SessionID, QualityOfService>
     ) {
+        // Keys are unique within one node's subscribers.
+        if result.isEmpty {
+            result = subscribers
+            return
+        }
         for (session, qos) in subscribers {
             if let existing = result[session], existing >= qos { continue }
             result[session] = qos

@@ -18,7 +18,6 @@ struct PacketHandler {
     typealias ReaderStep = ClientConnection.ReaderStep
 
     private var configuration: MQTTBroker.Configuration { self.broker.configuration }
-    private var logger: CoatyLogger { self.broker.logger }
 
     /// Decodes and handles the buffered packets; returns `nil` when more bytes are needed.
     ///
@@ -32,7 +31,7 @@ struct PacketHandler {
             if decodedAny, state.session != nil { watch.touch() }
             // The end of this read's packets (or of those before a pause): write what was routed to
             // idle writers, before the reader can suspend.
-            state.directWrites?.perform(traffic: self.broker.traffic, logger: self.logger)
+            state.directWrites?.perform(traffic: self.broker.traffic, logger: self.broker.logger)
         }
         while true {
             let packet: MQTTPacket
@@ -91,7 +90,6 @@ struct PacketHandler {
             }
             return self.handleConnect(connect, state: state, outbox: outbox, watch: watch)
         }
-        let logger = self.logger
         switch packet {
         case .connect:
             return .protocolViolation("second CONNECT")
@@ -119,7 +117,7 @@ struct PacketHandler {
                 guard SubscriptionTrie.admits(subscription.filter) else { return Self.tooManyLevels("topic filter") }
                 filters.append((filter, subscription.qos.qualityOfService))
             }
-            logger.debug(
+            self.broker.logger.debug(
                 "subscribe",
                 metadata: [
                     "client": state.clientID ?? "",
@@ -130,7 +128,7 @@ struct PacketHandler {
                 state.access?.allowsSubscription(to: TopicLevels($0.filter.rawValue)) ?? true
             }
             if permitted.contains(false) {
-                logger.notice(
+                self.broker.logger.notice(
                     "subscriptions refused by the access control list",
                     metadata: [
                         "client": state.clientID ?? "",
@@ -159,7 +157,7 @@ struct PacketHandler {
             }
             let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
             if accepted.count < permitted.count(where: { $0 }) {
-                logger.notice(
+                self.broker.logger.notice(
                     "subscriptions refused: the client reached its limit",
                     metadata: [
                         "client": state.clientID ?? "",
@@ -176,7 +174,7 @@ struct PacketHandler {
             guard unsubscribe.filters.allSatisfy(SubscriptionTrie.admits) else {
                 return Self.tooManyLevels("topic filter")
             }
-            logger.debug(
+            self.broker.logger.debug(
                 "unsubscribe",
                 metadata: ["client": state.clientID ?? "", "filters": unsubscribe.filters.joined(separator: ",")]
             )
@@ -254,7 +252,7 @@ struct PacketHandler {
         outbox: Outbox,
         watch: ActivityWatch
     ) -> CloseReason? {
-        let logger = self.logger
+        let logger = self.broker.logger
         func refuse(_ code: MQTTConnectReturnCode) -> CloseReason {
             _ = outbox.enqueue(.packet(.connack(MQTTConnAckPacket(returnCode: code))), droppable: false)
             return .refused(code)
@@ -367,7 +365,7 @@ struct PacketHandler {
         }
         if let access = state.access, !access.allows(.write, topic: TopicLevels(publish.topic)) {
             // Dropped, yet acknowledged as mosquitto does, so the client does not resend it forever.
-            self.logger.notice(
+            self.broker.logger.notice(
                 "publish denied by the access control list",
                 metadata: ["client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)"]
             )
@@ -383,7 +381,7 @@ struct PacketHandler {
             qos: publish.qos.qualityOfService,
             retain: publish.retain
         )
-        self.logger.debug(
+        self.broker.logger.debug(
             "publish",
             metadata: [
                 "client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)",
@@ -423,7 +421,7 @@ struct PacketHandler {
         self.broker.unfinishedPacketBytes.subtract(state.heldBytes, ordering: .relaxed)
         state.heldBytes = 0
         let attached = state.session != nil
-        let logger = self.logger
+        let logger = self.broker.logger
         self.broker.core.withLock { core in
             var outputs: [BrokerSessions.Output] = []
             if attached {

@@ -87,7 +87,10 @@ package struct MQTTPacketDecoder: Sendable {
     ///
     /// If this completes the fixed header of the next packet, the header is validated at once; an
     /// invalid or oversized header fails the decoder (reported by ``next()``) and the input is dropped.
-    package mutating func append(_ bytes: some Collection<UInt8>) {
+    ///
+    /// Readers hand over arrays: this overload spares them, in other modules, the generic and
+    /// unspecialised append of the one below on every read.
+    package mutating func append(_ bytes: [UInt8]) {
         guard self.failure == nil else { return }
         self.compactIfNeeded()
         self.buffer.append(contentsOf: bytes)
@@ -98,6 +101,11 @@ package struct MQTTPacketDecoder: Sendable {
                 self.fail(error)
             }
         }
+    }
+
+    /// Adds bytes received from the connection (see the overload for arrays).
+    package mutating func append(_ bytes: some Collection<UInt8>) {
+        self.append(Array(bytes))
     }
 
     /// Returns the next complete packet, or `nil` if more bytes are needed.

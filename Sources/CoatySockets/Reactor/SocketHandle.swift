@@ -324,18 +324,16 @@ final class SocketHandle: Sendable {
     /// Runs a read waiter's inline work on the reactor's thread, then keeps the waiter or resumes it.
     private func runInline(_ inline: InlineReads) {
         let keepWaiting = inline.handleReads()
+        // The waiter is read in place and only taken out when it goes on: this runs for every read
+        // the reactor's thread handles.
         let (waiter, failure): (Waiter?, (any Error)?) = self.state.withLock { state in
-            guard let waiter = state.readWaiter else { return (nil, nil) }
-            if let failure = waiter.inline?.failure {
-                state.readWaiter = nil
-                return (waiter, failure)
-            }
-            if keepWaiting && waiter.inline?.isWakeRequested != true {
-                state.readWaiter?.inline?.isRunning = false
+            let reads = state.readWaiter?.inline
+            if let failure = reads?.failure { return (state.readWaiter.take(), failure) }
+            if keepWaiting && reads?.isWakeRequested != true {
+                reads?.isRunning = false
                 return (nil, nil)
             }
-            state.readWaiter = nil
-            return (waiter, nil)
+            return (state.readWaiter.take(), nil)
         }
         guard let waiter else {
             if keepWaiting { self.reactor.watch(self, for: .read) }

@@ -111,7 +111,11 @@ private final class Client {
             parkingSocket: nil
         )
         self.outbox = Outbox(socket: nil, configuration: configuration)
-        self.watch = ActivityWatch(socket: nil, limit: configuration.connectTimeout)
+        self.watch = ActivityWatch(
+            socket: nil,
+            limit: configuration.connectTimeout,
+            clock: ElapsedClock(configuration.clock)
+        )
         self.mirror = MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)
     }
 

@@ -3,6 +3,7 @@ import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import CoatyTransport
+import TestSupport
 import Testing
 
 @testable import CoatyMQTT

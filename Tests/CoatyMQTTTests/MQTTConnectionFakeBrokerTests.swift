@@ -5,6 +5,7 @@ import CoatyMQTTPackets
 import CoatySockets
 import CoatyTransport
 import Synchronization
+import TestSupport
 import Testing
 
 /// The client against a scripted broker that sends crafted bytes.

@@ -1,3 +1,4 @@
+import CoatyCore
 import CoatySockets
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 /// task per connection, which keeps idle connections cheap.
 final class ActivityWatch: Sendable {
     private struct State: Sendable {
-        var lastActivity: ContinuousClock.Instant
+        var lastActivity: Duration
         var limit: Duration?
         var hasFired = false
     }
@@ -15,22 +16,27 @@ final class ActivityWatch: Sendable {
     private let state: Mutex<State>
     /// The connection's socket; `nil` for a connection without one (tests, the fuzz harness).
     private let socket: (any ByteStreamConnection)?
+    /// The broker's clock (see ``MQTTBroker/Configuration/clock``).
+    private let clock: ElapsedClock
 
-    init(socket: (any ByteStreamConnection)?, limit: Duration?) {
+    init(socket: (any ByteStreamConnection)?, limit: Duration?, clock: ElapsedClock) {
         self.socket = socket
-        self.state = Mutex(State(lastActivity: .now, limit: limit))
+        self.clock = clock
+        self.state = Mutex(State(lastActivity: clock.now, limit: limit))
     }
 
     /// Records that a whole packet arrived.
     func touch() {
-        self.state.withLock { $0.lastActivity = .now }
+        let now = self.clock.now
+        self.state.withLock { $0.lastActivity = now }
     }
 
     /// Sets the allowed silence (1.5 × keep-alive after CONNECT) or `nil` for none, counted from now.
     func setLimit(_ limit: Duration?) {
+        let now = self.clock.now
         self.state.withLock {
             $0.limit = limit
-            $0.lastActivity = .now
+            $0.lastActivity = now
         }
     }
 
@@ -38,7 +44,7 @@ final class ActivityWatch: Sendable {
     var hasFired: Bool { self.state.withLock { $0.hasFired } }
 
     /// Closes the socket (which wakes the reader) if the allowed silence has passed.
-    func check(now: ContinuousClock.Instant) {
+    func check(now: Duration) {
         let expired = self.state.withLock { state -> Bool in
             guard !state.hasFired, let limit = state.limit, state.lastActivity + limit <= now else { return false }
             state.hasFired = true

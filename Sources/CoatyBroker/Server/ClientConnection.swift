@@ -137,7 +137,11 @@ struct ClientConnection: Sendable {
     /// watch with the sweeper.
     @inline(never)
     private func opened() -> (ReaderState, Outbox, ActivityWatch) {
-        let watch = ActivityWatch(socket: self.socket, limit: self.configuration.connectTimeout)
+        let watch = ActivityWatch(
+            socket: self.socket,
+            limit: self.configuration.connectTimeout,
+            clock: self.broker.clock
+        )
         let outbox = Outbox(socket: self.socket, watch: watch, limits: self.broker.outboxLimits)
         self.broker.watches.withLock { $0[self.id] = watch }
         let state = ReaderState(

@@ -147,6 +147,9 @@ extension MQTTBroker {
         /// Where the broker logs: connects and disconnects at `.info`, subscriptions and messages at
         /// `.debug`, protocol violations at `.notice`. Defaults to a logger that discards everything.
         public var logger: CoatyLogger
+        /// The clock of ``connectTimeout`` and of the keep-alive deadlines, and of the sweeper that
+        /// checks them. Defaults to `ContinuousClock`; a test gives a clock it moves by hand.
+        public var clock: any Clock<Duration> = ContinuousClock()
 
         /// Whether clients without a user name are accepted: ``allowAnonymous``, or by default whether
         /// neither ``passwordFile`` nor ``credentials`` is set.

@@ -15,7 +15,7 @@ extension MQTTBroker {
     ) async {
         // The sweeper closes the socket of a client that does not complete the handshake in time;
         // the CONNECT timeout then starts afresh in `ClientConnection`.
-        let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout)
+        let watch = ActivityWatch(socket: tcp, limit: self.configuration.connectTimeout, clock: self.clock)
         self.watches.withLock { $0[id] = watch }
         let socket: any ByteStreamConnection
         do {

@@ -47,6 +47,8 @@ public final class MQTTBroker: Sendable {
     let persistence: BrokerPersistence?
     /// The deadline of every open connection, checked by the sweeper in ``run()``.
     let watches = Mutex<[ConnectionID: ActivityWatch]>([:])
+    /// ``Configuration/clock``, read as the time since the broker was made.
+    let clock: ElapsedClock
     /// The connections waiting with no task of their own.
     let parked = ParkedConnections()
     let logger: CoatyLogger
@@ -98,6 +100,7 @@ public final class MQTTBroker: Sendable {
         self.secureWebSocketPort = tlsListeners?.webSocketListener?.port
         self.configuration = configuration
         self.logger = configuration.logger
+        self.clock = ElapsedClock(configuration.clock)
         self.outboxLimits = OutboxState.Limits(
             capacity: configuration.maximumQueuedMessagesPerClient,
             byteCapacity: configuration.maximumQueuedBytesPerClient,
@@ -356,9 +359,9 @@ public final class MQTTBroker: Sendable {
     private func sweepDeadlines() async throws {
         var memoryTrim = MemoryTrim()
         while true {
-            try await Task.sleep(for: .milliseconds(250))
+            try await self.clock.sleep(for: .milliseconds(250))
             let watches = self.watches.withLock { Array($0.values) }
-            let now = ContinuousClock.now
+            let now = self.clock.now
             for watch in watches { watch.check(now: now) }
             if memoryTrim.observe(openConnections: self.openConnections.load(ordering: .relaxed)) {
                 MemoryTrim.trim()

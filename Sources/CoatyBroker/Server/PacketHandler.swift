@@ -21,14 +21,14 @@ struct PacketHandler {
 
     /// Decodes and handles the buffered packets; returns `nil` when more bytes are needed.
     ///
-    /// Only whole packets count as activity, once per call that decoded any: the keep-alive deadline
-    /// waits for a Control Packet [MQTT-3.1.2-24], and the connect timeout runs from the accept until
-    /// CONNECT. Counting bytes let a client that sends one byte of a never-ending packet every few
-    /// seconds keep its connection, and the up to `maximumPacketSize` bytes buffered for it, forever.
+    /// Only whole packets count as activity, once per call that decoded any, before any reply can
+    /// leave: the keep-alive deadline waits for a Control Packet [MQTT-3.1.2-24], and the connect
+    /// timeout runs from the accept until CONNECT. Counting bytes let a client that sends one byte of a
+    /// never-ending packet every few seconds keep its connection, and the up to `maximumPacketSize`
+    /// bytes buffered for it, forever.
     func handleBuffered(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> ReaderStep? {
         var decodedAny = false
         defer {
-            if decodedAny, state.session != nil { watch.touch() }
             // The end of this read's packets (or of those before a pause): write what was routed to
             // idle writers, before the reader can suspend.
             state.directWrites?.perform(traffic: self.broker.traffic, logger: self.broker.logger)
@@ -38,6 +38,7 @@ struct PacketHandler {
             do {
                 guard let next = try state.decoder.next() else { return self.holdUnfinished(state) }
                 packet = next
+                if !decodedAny, state.session != nil { watch.touch() }
                 decodedAny = true
             } catch {
                 if state.session == nil, case .unsupportedProtocolLevel = error {
@@ -289,6 +290,9 @@ struct PacketHandler {
         // Resolved outside the lock, unless the client id is only assigned under it.
         let resolvedAccess =
             connect.clientID.isEmpty ? nil : acl?.access(clientID: connect.clientID, username: connect.username)
+        // The keep-alive runs from before the CONNACK can leave, so a client that sees it also sees
+        // the deadline counted from then.
+        watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
         let (sessionID, clientID, access, discardedWill): (SessionID, String, ClientAccess?, Bool) = self.broker.core
             .withLock { core in
                 // Assigned under the lock, so that the id is still free when the session is made.
@@ -335,7 +339,6 @@ struct PacketHandler {
                 cleanSession: connect.cleanSession
             )
         )
-        watch.setLimit(connect.keepAliveSeconds == 0 ? nil : .milliseconds(Int(connect.keepAliveSeconds) * 1500))
         logger.info(
             "client connected",
             metadata: [

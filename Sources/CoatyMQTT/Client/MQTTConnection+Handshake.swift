@@ -1,3 +1,4 @@
+import CoatyCore
 import CoatyMQTTPackets
 import CoatySockets
 import CoatyTransport

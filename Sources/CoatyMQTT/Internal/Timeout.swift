@@ -1,3 +1,5 @@
+import CoatyCore
+
 /// Runs `operation`, throwing `timeoutError()` if it does not finish within `duration` on `clock`.
 ///
 /// The operation is cancelled when the time runs out.

@@ -1,5 +1,6 @@
 import CoatyBroker
 import CoatyMQTTPackets
+import TestSupport
 import Testing
 
 /// Broker behaviour over real sockets: sessions, wills, keep-alive, takeover, credentials, lifecycle.
@@ -65,22 +66,39 @@ struct MQTTBrokerTests {
         for await _ in broker.events() { Issue.record("no events after stop") }
     }
 
+    /// A broker whose deadlines run on `clock`, which only the test moves.
+    private static func configuration(clock: ManualClock) -> MQTTBroker.Configuration {
+        var configuration = MQTTBroker.Configuration()
+        configuration.clock = clock
+        return configuration
+    }
+
+    /// Moves `clock` on by `duration` and returns once the broker's sweeper, woken if its next look
+    /// was due, has looked at every connection and sleeps again.
+    private static func advance(_ clock: ManualClock, by duration: Duration) async {
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: duration)
+        await clock.waitForSleepers(count: 1)
+    }
+
     @Test func keepAliveExpiryClosesAndPublishesWill() async throws {
-        try await MQTTBroker.withRunning { broker in
+        let clock = ManualClock()
+        try await MQTTBroker.withRunning(configuration: Self.configuration(clock: clock)) { broker in
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
             try await self.subscribe(&watcher, "status/#", qos: .atLeastOnce)
             let will = MQTTWill(topic: "status/silent", payload: Array("gone".utf8), qos: .atLeastOnce)
-            // Measured from before CONNECT, so the broker's 1.5 s can only start later.
-            let start = ContinuousClock.now
             var silent = try await RawMQTTClient.connected(
                 port: broker.port,
                 clientID: "silent",
                 keepAlive: 1,
                 will: will
             )
-            // Nothing is sent: after 1.5 s the broker closes the connection and publishes the will.
+            // Nothing is sent. Just short of 1.5 s the connection stays; the sweeper's next look, 250 ms
+            // later, closes it and the will goes out.
+            await Self.advance(clock, by: .milliseconds(1499))
+            #expect(await !silent.isClosedByPeer(timeout: .milliseconds(200)))
+            await Self.advance(clock, by: .milliseconds(250))
             let packet = try await watcher.receivePacket(timeout: .seconds(5))
-            #expect(ContinuousClock.now - start >= .milliseconds(1500))
             guard case .publish(let publish) = packet else {
                 Issue.record("expected the will, got \(packet)")
                 return
@@ -91,28 +109,20 @@ struct MQTTBrokerTests {
         }
     }
 
-    @Test func pingKeepsAKeepAliveConnectionOpen() async throws {
-        try await MQTTBroker.withRunning { broker in
-            // A keep-alive of 2 s (3 s allowed), a PINGREQ every 0.6 s: 6 × ~0.6 s > 3 s. The broker's
-            // deadline runs on real time, and a loaded full run once kept this task from sending for
-            // over 3 s (the test took 11 s). A close after such a gap is the broker doing its job, so
-            // the test stops there; a close after a gap within the keep-alive fails it.
+    @Test func pingsKeepAKeepAliveConnectionOpenAndSilenceClosesIt() async throws {
+        let clock = ManualClock()
+        try await MQTTBroker.withRunning(configuration: Self.configuration(clock: clock)) { broker in
+            // A keep-alive of 2 s allows 3 s of silence. Four gaps of 2.9 s, each ended by a PINGREQ:
+            // 11.6 s in all, and the connection stays. The broker counts a packet before it answers
+            // it, so the PINGRESP means the deadline has moved.
             var client = try await RawMQTTClient.connected(port: broker.port, clientID: "pinger", keepAlive: 2)
-            var lastAnswer = ContinuousClock.now
-            for _ in 0..<6 {
-                try await Task.sleep(for: .milliseconds(600))
-                do {
-                    try await client.send(.pingreq)
-                    #expect(try await client.receivePacket() == .pingresp)
-                } catch {
-                    // Measured when the close is seen, so it covers the silence the broker saw (less the
-                    // PINGRESP's way back, hence 2.9 s).
-                    let gap = ContinuousClock.now - lastAnswer
-                    #expect(gap >= .milliseconds(2900), "closed \(gap) after the last PINGRESP: \(error)")
-                    return
-                }
-                lastAnswer = ContinuousClock.now
+            for _ in 0..<4 {
+                await Self.advance(clock, by: .milliseconds(2900))
+                try await client.send(.pingreq)
+                #expect(try await client.receivePacket() == .pingresp)
             }
+            await Self.advance(clock, by: .milliseconds(3000))
+            #expect(await client.isClosedByPeer())
         }
     }
 

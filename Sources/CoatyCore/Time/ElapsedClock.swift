@@ -1,12 +1,12 @@
-/// A clock read as the time elapsed since a reference instant, so that the client's state machine
-/// works with plain `Duration`s whatever the `Clock` behind it (`ContinuousClock` in use, a manual
-/// clock in tests).
-struct ElapsedClock: Sendable {
+/// A clock read as the time elapsed since a reference instant, so that state machines and deadlines
+/// work with plain `Duration`s whatever the `Clock` behind it (`ContinuousClock` in use, a manual
+/// clock in tests): the MQTT client's keep-alive and timeouts, the broker's deadlines.
+package struct ElapsedClock: Sendable {
     private let readNow: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
 
     /// Wraps `clock`, taking its current instant as the reference.
-    init(_ clock: any Clock<Duration>) {
+    package init(_ clock: any Clock<Duration>) {
         // The default clock is read on every read and write: give it closures specialised for it, not
         // the generic ones that go through the protocol's witnesses.
         if let continuous = clock as? ContinuousClock {
@@ -27,17 +27,17 @@ struct ElapsedClock: Sendable {
     }
 
     /// The time elapsed since the reference.
-    var now: Duration { self.readNow() }
+    package var now: Duration { self.readNow() }
 
     /// Suspends until `elapsed` has passed since the reference.
     ///
     /// - Throws: `CancellationError` if the task is cancelled first.
-    func sleep(until elapsed: Duration) async throws {
+    package func sleep(until elapsed: Duration) async throws {
         try await self.sleeper(elapsed)
     }
 
     /// Suspends for `duration`.
-    func sleep(for duration: Duration) async throws {
+    package func sleep(for duration: Duration) async throws {
         try await self.sleeper(self.now + duration)
     }
 }

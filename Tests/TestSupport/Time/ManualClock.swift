@@ -1,16 +1,15 @@
-import CoatyTransport
 import Synchronization
 
 /// A `Clock` that only moves when the test advances it, so timeouts and keep-alives run without
 /// waiting real time. Sleepers wake when ``advance(by:)`` passes their deadline; tests wait for the
 /// code under test to go to sleep with ``waitForSleepers(count:)`` instead of sleeping themselves.
-final class ManualClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
+package final class ManualClock: Clock, Sendable {
+    package struct Instant: InstantProtocol {
+        package var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: self.offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - self.offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        package func advanced(by duration: Duration) -> Instant { Instant(offset: self.offset + duration) }
+        package func duration(to other: Instant) -> Duration { other.offset - self.offset }
+        package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -28,13 +27,15 @@ final class ManualClock: Clock, Sendable {
 
     private let state = Mutex(State())
 
-    var now: Instant { self.state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    package init() {}
+
+    package var now: Instant { self.state.withLock { $0.now } }
+    package var minimumResolution: Duration { .zero }
 
     /// How many tasks sleep on this clock now.
-    var sleeperCount: Int { self.state.withLock { $0.sleepers.count } }
+    package var sleeperCount: Int { self.state.withLock { $0.sleepers.count } }
 
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = self.state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -71,7 +72,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Moves the time forward and wakes every sleeper whose deadline has come.
-    func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let due = self.state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -83,7 +84,7 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Returns once at least `count` tasks sleep on this clock.
-    func waitForSleepers(count: Int) async {
+    package func waitForSleepers(count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = self.state.withLock { state in
                 if state.sleepers.count >= count { return true }

@@ -111,6 +111,8 @@ struct SubscriptionTrie: Sendable {
     /// The number of nodes in use, for tests that check pruning.
     var nodeCount: Int { self.nodes.count - self.free.count }
 
+    /// Adds the subscribers below `node` that match `levels` from `depth` on. Nodes are read in place
+    /// through `nodes`, not copied: a copy retains a node's level, children and subscribers.
     private func collect(
         node: Int,
         levels: [ArraySlice<UInt8>],
@@ -118,7 +120,6 @@ struct SubscriptionTrie: Sendable {
         isDollar: Bool,
         into result: inout SmallDictionary<SessionID, QualityOfService>
     ) {
-        // The node is read in place, not copied: a copy retains its level, children and subscribers.
         // [MQTT-4.7.2-1]: wildcards in the first level never match a '$' topic.
         let wildcardsAllowed = !(depth == 0 && isDollar)
         if wildcardsAllowed, let hashChild = self.nodes[node].children[Self.hash] {

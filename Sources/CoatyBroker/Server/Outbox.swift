@@ -57,12 +57,15 @@ final class Outbox: Sendable {
         case overflow
     }
 
+    // Unsafe continuations: each is taken out of its slot under the lock before it is resumed, so it
+    // is resumed exactly once; a checked one is a type of unknown layout, which puts runtime
+    // value-witness calls on every copy of this state, on every message's path.
     private struct Locked {
         var state: OutboxState
         /// The writer task waiting in ``next()``, or the connection parked without one.
         var writer = WriterSlot.none
         /// The reader, waiting in ``waitForRoom()``.
-        var reader: CheckedContinuation<Bool, Never>?
+        var reader: UnsafeContinuation<Bool, Never>?
         /// Set by a ``park(wakingReader:)`` refused while the writer was busy: called once the writer
         /// waits again, so that the reader tries again.
         var parkRetry: (@Sendable () -> Void)?
@@ -73,7 +76,7 @@ final class Outbox: Sendable {
         /// No writer task waits: it is writing, or not yet asking.
         case none
         /// The writer task waits in ``next()``.
-        case waiting(CheckedContinuation<[Item]?, Never>)
+        case waiting(UnsafeContinuation<[Item]?, Never>)
         /// The connection is parked with no tasks (see ``park(wakingReader:)``): what would wake the
         /// writer is kept for the next writer task, and `wake` (once) has the reader start one.
         case parked(wake: (@Sendable () -> Void)?, batch: [Item]??)
@@ -95,7 +98,7 @@ final class Outbox: Sendable {
 
     /// What a delivery to the writer does after the lock.
     private enum WriterDelivery {
-        case resume(CheckedContinuation<[Item]?, Never>, [Item]?)
+        case resume(UnsafeContinuation<[Item]?, Never>, [Item]?)
         case wakeReader(@Sendable () -> Void)
 
         func perform() {
@@ -197,7 +200,7 @@ final class Outbox: Sendable {
     /// The continuations a finished write resumes, taken under the lock, and what to resume them with.
     private struct Wakes {
         var writer: WriterDelivery?
-        var reader: CheckedContinuation<Bool, Never>?
+        var reader: UnsafeContinuation<Bool, Never>?
         var readerWasWaiting: Bool
     }
 
@@ -239,7 +242,7 @@ final class Outbox: Sendable {
     /// whenever it ends, also when cancelled, and that wakes the writer. A cancellation handler here
     /// took each connection's writer task past its first allocator slab: 1 KiB more per connection.
     func next() async -> [Item]? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[Item]?, Never>) in
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<[Item]?, Never>) in
             let (immediate, retry): ([Item]??, (@Sendable () -> Void)?) = self.locked.withLock { locked in
                 if case .parked(_, let batch) = locked.writer {
                     // The first writer task after parking: it gets what came meanwhile, or it takes the
@@ -271,7 +274,7 @@ final class Outbox: Sendable {
     ///
     /// - Returns: Whether the writer task was ended.
     func park(wakingReader: @escaping @Sendable () -> Void) -> Bool {
-        let writer: CheckedContinuation<[Item]?, Never>? = self.locked.withLock { locked in
+        let writer: UnsafeContinuation<[Item]?, Never>? = self.locked.withLock { locked in
             guard case .waiting(let writer) = locked.writer, locked.state.writer == .waiting else {
                 if !locked.state.isFinished { locked.parkRetry = wakingReader }
                 return nil
@@ -305,7 +308,7 @@ final class Outbox: Sendable {
     ///   connection is closing) or the task is cancelled.
     func waitForRoom() async -> Bool {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
                 let immediate: Bool? = self.locked.withLock { locked in
                     let immediate = locked.state.waitForRoom()
                     if immediate == nil { locked.reader = continuation }

@@ -24,17 +24,18 @@ final class ParkedConnections: Sendable {
         var connection: ClientConnection { self.state.connection }
     }
 
+    // Unsafe continuations, as in ``Outbox``: each is taken from its slot under the lock and resumed once.
     private struct State {
         var sockets: [ConnectionID: TCPConnection] = [:]
         var woken: [Woken] = []
         /// The broker's task, waiting in ``next()``.
-        var consumer: CheckedContinuation<[Woken]?, Never>?
+        var consumer: UnsafeContinuation<[Woken]?, Never>?
         var isStopping = false
         /// A wait for a number of parked connections (``waitUntil(count:)``).
-        var countWaiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
+        var countWaiter: (count: Int, continuation: UnsafeContinuation<Void, Never>)?
 
         /// Takes the count waiter if its count is reached.
-        mutating func reachedCount() -> CheckedContinuation<Void, Never>? {
+        mutating func reachedCount() -> UnsafeContinuation<Void, Never>? {
             guard let waiter = self.countWaiter, waiter.count == self.sockets.count else { return nil }
             self.countWaiter = nil
             return waiter.continuation
@@ -64,7 +65,7 @@ final class ParkedConnections: Sendable {
     /// - Returns: `false` once stopping: the connection must not park.
     func enter(_ id: ConnectionID, socket: TCPConnection) -> Bool {
         let (entered, reached) = self.state.withLock { state in
-            guard !state.isStopping else { return (false, nil as CheckedContinuation<Void, Never>?) }
+            guard !state.isStopping else { return (false, nil as UnsafeContinuation<Void, Never>?) }
             state.sockets[id] = socket
             return (true, state.reachedCount())
         }
@@ -74,7 +75,7 @@ final class ParkedConnections: Sendable {
 
     /// Waits until `count` connections are parked (or about to park): for tests.
     func waitUntil(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             let reached = self.state.withLock { state in
                 state.countWaiter = (count, continuation)
                 return state.reachedCount()
@@ -88,7 +89,7 @@ final class ParkedConnections: Sendable {
         let (consumer, reached) = self.state.withLock { state in
             state.sockets.removeValue(forKey: id)
             let reached = state.reachedCount()
-            guard state.isDone else { return (nil as CheckedContinuation<[Woken]?, Never>?, reached) }
+            guard state.isDone else { return (nil as UnsafeContinuation<[Woken]?, Never>?, reached) }
             defer { state.consumer = nil }
             return (state.consumer, reached)
         }
@@ -103,7 +104,7 @@ final class ParkedConnections: Sendable {
             let reached = state.reachedCount()
             guard let consumer = state.consumer else {
                 state.woken.append(woken)
-                return (nil as (CheckedContinuation<[Woken]?, Never>, [Woken])?, reached)
+                return (nil as (UnsafeContinuation<[Woken]?, Never>, [Woken])?, reached)
             }
             state.consumer = nil
             return ((consumer, [woken]), reached)
@@ -117,7 +118,7 @@ final class ParkedConnections: Sendable {
     /// Not cancellable: after ``stop()`` the broker's task still serves every connection that wakes,
     /// so that each is cleaned up (its will published, its session detached).
     func next() async -> [Woken]? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[Woken]?, Never>) in
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<[Woken]?, Never>) in
             let immediate: [Woken]?? = self.state.withLock { state in
                 if !state.woken.isEmpty { return state.takeWoken() }
                 if state.isDone { return .some(nil) }

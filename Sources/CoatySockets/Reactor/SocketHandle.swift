@@ -35,7 +35,11 @@ final class SocketHandle: Sendable {
         var id: UInt64
         /// The waiting task; `nil` for a parked reader (see ``park(since:reads:)``), whose
         /// ``InlineReads/wake(_:)`` stands in for it.
-        var continuation: CheckedContinuation<Void, any Error>?
+        ///
+        /// Unsafe, not checked: the handle takes a waiter out of its slot under the lock before it
+        /// resumes it, so each is resumed exactly once; and a checked continuation is a type of unknown
+        /// layout, which puts runtime value-witness calls on every copy of the handle's state.
+        var continuation: UnsafeContinuation<Void, any Error>?
         /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:reads:)``).
         var inline: InlineReads?
 
@@ -194,7 +198,7 @@ final class SocketHandle: Sendable {
             return state.nextWaiterID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 enum Outcome { case wait, ready, closed, cancelled, busy }
                 let outcome: Outcome = self.state.withLock { state in
                     switch state.readiness(direction, since: edges) {

@@ -147,7 +147,8 @@ struct TLSDirectStreamTests {
         let consumed = Consumed()
         var armed = fixture.reactor.armed.makeAsyncIterator()
         let reader = Task {
-            try await fixture.server.read(maxBytes: maxBytes, handlingUpTo: 256) { bytes in
+            try await fixture.server.read(maxBytes: maxBytes, handlingUpTo: 256) { read in
+                let bytes = Array(read)
                 consumed.reads.withLock { $0.append(bytes) }
                 return goesOn(bytes)
             }

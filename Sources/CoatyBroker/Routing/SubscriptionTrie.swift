@@ -36,17 +36,21 @@ struct SubscriptionTrie: Sendable {
         return separators < Self.maximumLevels
     }
 
+    /// A level's bytes. Slices as keys, so that matching looks up a level of the topic where it lies,
+    /// without copying it into an array of its own: a Coaty topic has seven levels.
+    private typealias Level = ArraySlice<UInt8>
+
     private struct Node: Sendable {
         var parent: Int
-        var level: [UInt8]
-        var children: [[UInt8]: Int] = [:]
+        var level: Level
+        var children: [Level: Int] = [:]
         var subscribers = SmallDictionary<SessionID, QualityOfService>()
 
         var isEmpty: Bool { self.children.isEmpty && self.subscribers.isEmpty }
     }
 
-    private static let plus: [UInt8] = [UInt8(ascii: "+")]
-    private static let hash: [UInt8] = [UInt8(ascii: "#")]
+    private static let plus: Level = [UInt8(ascii: "+")]
+    private static let hash: Level = [UInt8(ascii: "#")]
 
     private var nodes: [Node] = [Node(parent: -1, level: [])]
     private var free: [Int] = []
@@ -64,7 +68,8 @@ struct SubscriptionTrie: Sendable {
     mutating func insert(filter: [UInt8], session: SessionID, qos: QualityOfService) -> Bool {
         var index = 0
         for level in Self.levels(of: filter) {
-            let key = Array(level)
+            // A copy of its own, so the key does not keep the whole filter.
+            let key = Level(Array(level))
             if let child = self.nodes[index].children[key] {
                 index = child
             } else {
@@ -85,7 +90,7 @@ struct SubscriptionTrie: Sendable {
     mutating func remove(filter: [UInt8], session: SessionID) -> Bool {
         var index = 0
         for level in Self.levels(of: filter) {
-            guard let child = self.nodes[index].children[Array(level)] else { return false }
+            guard let child = self.nodes[index].children[level] else { return false }
             index = child
         }
         guard self.nodes[index].subscribers.removeValue(forKey: session) != nil else { return false }
@@ -99,9 +104,9 @@ struct SubscriptionTrie: Sendable {
     /// agent's own topic): a ``SmallDictionary`` holds it without allocating or hashing.
     func match(topic: some Collection<UInt8>) -> SmallDictionary<SessionID, QualityOfService> {
         var result = SmallDictionary<SessionID, QualityOfService>()
-        let levels = Self.levels(of: topic)
+        let topic = Array(topic)
         let isDollar = topic.first == UInt8(ascii: "$")
-        self.collect(node: 0, levels: levels, depth: 0, isDollar: isDollar, into: &result)
+        self.collect(node: 0, topic: topic, from: topic.startIndex, depth: 0, isDollar: isDollar, into: &result)
         return result
     }
 
@@ -111,11 +116,13 @@ struct SubscriptionTrie: Sendable {
     /// The number of nodes in use, for tests that check pruning.
     var nodeCount: Int { self.nodes.count - self.free.count }
 
-    /// Adds the subscribers below `node` that match `levels` from `depth` on. Nodes are read in place
-    /// through `nodes`, not copied: a copy retains a node's level, children and subscribers.
+    /// Adds the subscribers below `node` that match the levels of `topic` from the one at `start`
+    /// (`nil`: past the last level), the level at `depth`. Nodes are read in place through `nodes`, not
+    /// copied: a copy retains a node's level, children and subscribers.
     private func collect(
         node: Int,
-        levels: [ArraySlice<UInt8>],
+        topic: [UInt8],
+        from start: Int?,
         depth: Int,
         isDollar: Bool,
         into result: inout SmallDictionary<SessionID, QualityOfService>
@@ -126,16 +133,17 @@ struct SubscriptionTrie: Sendable {
             // '#' matches the parent level too ("a/#" matches "a"), so it applies at the end as well.
             Self.merge(self.nodes[hashChild].subscribers, into: &result)
         }
-        if depth == levels.count {
+        guard let start else {
             Self.merge(self.nodes[node].subscribers, into: &result)
             return
         }
-        let level = levels[depth]
-        if let exact = self.nodes[node].children[Array(level)] {
-            self.collect(node: exact, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
+        let end = topic[start...].firstIndex(of: UInt8(ascii: "/")) ?? topic.endIndex
+        let next = end < topic.endIndex ? end + 1 : nil
+        if let exact = self.nodes[node].children[topic[start..<end]] {
+            self.collect(node: exact, topic: topic, from: next, depth: depth + 1, isDollar: isDollar, into: &result)
         }
         if wildcardsAllowed, let plusChild = self.nodes[node].children[Self.plus] {
-            self.collect(node: plusChild, levels: levels, depth: depth + 1, isDollar: isDollar, into: &result)
+            self.collect(node: plusChild, topic: topic, from: next, depth: depth + 1, isDollar: isDollar, into: &result)
         }
     }
 

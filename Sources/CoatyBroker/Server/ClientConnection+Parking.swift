@@ -51,7 +51,7 @@ extension ClientConnection {
 /// A parked connection's reader is its state: the reactor's thread handles its small reads with it,
 /// and its wake hands it to ``ParkedConnections``, so parking allocates nothing of the broker's.
 extension ClientConnection.ReaderState: ParkedReader {
-    func handleParkedRead(_ bytes: [UInt8]) -> Bool {
+    func handleParkedRead(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let keepsWaiting = self.connection.handleInline(bytes, self, outbox: self.outbox, watch: self.watch)
         // A parked connection stays idle between reads: it keeps no decoding buffer meanwhile.
         if keepsWaiting { self.decoder.releaseBufferIfEmpty() }

@@ -311,7 +311,7 @@ struct ClientConnection: Sendable {
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch
-    ) -> (any DirectByteStream, @Sendable ([UInt8]) -> Bool)? {
+    ) -> (any DirectByteStream, @Sendable (UnsafeRawBufferPointer) -> Bool)? {
         guard state.session != nil, let stream = outbox.directSocket else {
             return nil
         }
@@ -320,13 +320,22 @@ struct ClientConnection: Sendable {
 
     /// What the reactor's thread does with a small read (see ``inlineHandler(_:outbox:watch:)``):
     /// handles it, and keeps waiting unless a step needs the reader's task.
-    func readHandler(_ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> @Sendable ([UInt8]) -> Bool {
+    func readHandler(
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> @Sendable (UnsafeRawBufferPointer) -> Bool {
         { bytes in self.handleInline(bytes, state, outbox: outbox, watch: watch) }
     }
 
     /// The reactor thread's handling of a small read, for a waiting reader (``readHandler(_:outbox:watch:)``)
     /// or a parked one: returns whether the reader may keep waiting.
-    func handleInline(_ bytes: [UInt8], _ state: ReaderState, outbox: Outbox, watch: ActivityWatch) -> Bool {
+    func handleInline(
+        _ bytes: UnsafeRawBufferPointer,
+        _ state: ReaderState,
+        outbox: Outbox,
+        watch: ActivityWatch
+    ) -> Bool {
         state.directWrites?.includesEncrypting = true
         defer { state.directWrites?.includesEncrypting = false }
         state.inlineStep = self.handle(bytes, state, outbox: outbox, watch: watch)
@@ -354,13 +363,13 @@ struct ClientConnection: Sendable {
             state.readsSinceYield = 0
             state.yieldIsDue = true
         }
-        return self.handle(bytes, state, outbox: outbox, watch: watch)
+        return bytes.withUnsafeBytes { self.handle($0, state, outbox: outbox, watch: watch) }
     }
 
     /// Takes the bytes of one read into the decoder and handles the whole packets they complete: the
     /// same on the reader's task and on the reactor's thread.
     private func handle(
-        _ bytes: [UInt8],
+        _ bytes: UnsafeRawBufferPointer,
         _ state: ReaderState,
         outbox: Outbox,
         watch: ActivityWatch

@@ -8,6 +8,21 @@ extension MQTTBroker.Core {
         self.dispatch(outputs, directWrites: &none)
     }
 
+    /// Runs `body` with an empty outputs array to fill and dispatch, the same one publish after publish,
+    /// so routing a message allocates none; one that grew past 1,024 outputs is not kept.
+    mutating func publish<Result>(
+        _ directWrites: inout DirectWrites?,
+        _ body: (inout Self, inout [BrokerSessions.Output]) -> Result
+    ) -> Result {
+        var outputs: [BrokerSessions.Output] = []
+        swap(&outputs, &self.outputBuffer)
+        let result = body(&self, &outputs)
+        self.dispatch(outputs, directWrites: &directWrites)
+        outputs.removeAll(keepingCapacity: outputs.capacity <= 1024)
+        swap(&outputs, &self.outputBuffer)
+        return result
+    }
+
     /// Hands state-machine outputs to the connections' write queues, as ``dispatch(_:)`` does, for a
     /// reader: an idle writer is not woken, its outbox is claimed into `directWrites` (see
     /// ``OutboxState``).

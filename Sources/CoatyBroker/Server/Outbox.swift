@@ -376,6 +376,8 @@ final class Outbox: Sendable {
     @discardableResult
     static func encode(_ items: [Item], into buffer: inout [UInt8], logger: CoatyLogger) -> Int {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
+        // One allocation for a direct write's fresh buffer, not one per append that outgrows it.
+        buffer.reserveCapacity(items.reduce(0) { $0 + $1.encodedSize })
         var messages = 0
         for item in items {
             switch item {

@@ -392,22 +392,22 @@ struct PacketHandler {
             ]
         )
         let (reason, sessions, connections) = self.broker.core.withLock { core in
-            var outputs: [BrokerSessions.Output] = []
-            var reply: MQTTPacket?
-            switch publish.qos {
-            case .atMostOnce:
-                core.sessions.publish(message, into: &outputs)
-            case .atLeastOnce:
-                core.sessions.publish(message, into: &outputs)
-                reply = .puback(publish.packetID ?? 0)
-            case .exactlyOnce:
-                let packetID = publish.packetID ?? 0
-                if core.sessions.receiveQoS2(session, packetID: packetID) {
+            let reply: MQTTPacket? = core.publish(&state.directWrites) { core, outputs in
+                switch publish.qos {
+                case .atMostOnce:
                     core.sessions.publish(message, into: &outputs)
+                    return nil
+                case .atLeastOnce:
+                    core.sessions.publish(message, into: &outputs)
+                    return .puback(publish.packetID ?? 0)
+                case .exactlyOnce:
+                    let packetID = publish.packetID ?? 0
+                    if core.sessions.receiveQoS2(session, packetID: packetID) {
+                        core.sessions.publish(message, into: &outputs)
+                    }
+                    return .pubrec(packetID)
                 }
-                reply = .pubrec(packetID)
             }
-            core.dispatch(outputs, directWrites: &state.directWrites)
             let sessions = core.sessions.takeCongestedSessions()
             let connections = core.congestedConnections
             core.congestedConnections = []

@@ -91,6 +91,12 @@ package struct MQTTPacketDecoder: Sendable {
     /// Readers hand over arrays: this overload spares them, in other modules, the generic and
     /// unspecialised append of the one below on every read.
     package mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { self.append($0) }
+    }
+
+    /// Adds bytes received from the connection, from where the reader read them (see the overload for
+    /// arrays).
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard self.failure == nil else { return }
         self.compactIfNeeded()
         self.buffer.append(contentsOf: bytes)

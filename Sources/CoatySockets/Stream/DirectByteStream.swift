@@ -11,14 +11,14 @@ package protocol DirectByteStream: ByteStreamConnection {
     /// most `limit` bytes, and goes on waiting while `consume` returns `true`.
     ///
     /// `consume` runs on the reactor's thread, never at the same time as the caller, and must be short
-    /// and never block: every socket of the process waits while it runs. A larger read, the end of the
-    /// stream or an error goes back to the caller.
+    /// and never block: every socket of the process waits while it runs. The bytes it gets are valid
+    /// only while it runs. A larger read, the end of the stream or an error goes back to the caller.
     ///
     /// - Throws: Like ``ByteStreamConnection/read(maxBytes:)``.
     func read(
         maxBytes: Int,
         handlingUpTo limit: Int,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+        _ consume: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) async throws -> DirectReadOutcome
 
     /// Sends what the socket takes of `bytes` at once, without waiting, from any thread, and returns

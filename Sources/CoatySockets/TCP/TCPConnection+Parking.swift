@@ -4,9 +4,10 @@ import Synchronization
 /// one object that handles the small reads on the reactor's thread and is told once when the park
 /// ends, so that a parked connection costs this object and one of the socket's, not closures.
 package protocol ParkedReader: AnyObject, Sendable {
-    /// On the reactor's thread: handles one read of at most the park's limit; returns `false` when the
-    /// reader must go on in a task (the park then ends with `.handled`).
-    func handleParkedRead(_ bytes: [UInt8]) -> Bool
+    /// On the reactor's thread: handles one read of at most the park's limit, which it must not keep
+    /// (see `readInline`); returns `false` when the reader must go on in a task (the park then ends
+    /// with `.handled`).
+    func handleParkedRead(_ bytes: UnsafeRawBufferPointer) -> Bool
 
     /// The park ended, from whichever thread ended it: with what the reactor's thread leaves for the
     /// reader (a larger read, the end of the stream, or `.handled`), `nil` when the reader should just

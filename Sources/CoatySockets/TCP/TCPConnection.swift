@@ -150,7 +150,7 @@ package final class TCPConnection: DirectByteStream {
     package func read(
         maxBytes: Int,
         handlingUpTo limit: Int,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+        _ consume: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) async throws -> DirectReadOutcome {
         try await self.read(maxBytes: maxBytes, handlingUpTo: limit, after: nil, consume)
     }
@@ -161,7 +161,7 @@ package final class TCPConnection: DirectByteStream {
         maxBytes: Int,
         handlingUpTo limit: Int,
         after emptyRead: UInt64?,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+        _ consume: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) async throws -> DirectReadOutcome {
         let capacity = max(1, maxBytes)
         let edges: UInt64
@@ -214,30 +214,48 @@ package final class TCPConnection: DirectByteStream {
     /// The reactor thread's part of ``read(maxBytes:handlingUpTo:_:)`` and of a park: reads and
     /// passes each read of at most `limit` bytes to `consume`.
     ///
+    /// It reads into a buffer on the reactor thread's stack, which `consume` must not keep: a small
+    /// message then costs no allocation, nor does the read that finds the socket drained. A read for
+    /// the reader is copied into an array.
+    ///
     /// - Returns: `nil` to keep waiting (the socket is drained); otherwise what the reader goes on
     ///   with: a read it must handle itself (larger than `limit`, or the end of the stream), `.handled`
     ///   (`consume` returned `false`, or the reads per report are used up), or the error.
     func readInline(
         capacity: Int,
         limit: Int,
-        _ consume: ([UInt8]) -> Bool
+        _ consume: (UnsafeRawBufferPointer) -> Bool
     ) -> Result<DirectReadOutcome, SocketError>? {
-        for _ in 0..<Self.inlineReadsPerReport {
-            guard let (_, result) = try? self.receiveNow(capacity: capacity) else {
-                return .failure(SocketError.closed("read"))
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+            for _ in 0..<Self.inlineReadsPerReport {
+                guard let result = try? self.receiveNow(into: buffer) else {
+                    return .failure(SocketError.closed("read"))
+                }
+                switch result {
+                case .wouldBlock:
+                    return nil
+                case .failed(let code):
+                    return .failure(SocketError(errno: code, call: "read"))
+                case .done(let count) where count == 0 || count > limit:
+                    return .success(.bytes(Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))))
+                case .done(let count):
+                    if !consume(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { return .success(.handled) }
+                }
             }
-            switch result {
-            case .wouldBlock:
-                return nil
-            case .failed(let code):
-                return .failure(SocketError(errno: code, call: "read"))
-            case .done(let bytes) where bytes.isEmpty || bytes.count > limit:
-                return .success(.bytes(bytes))
-            case .done(let bytes):
-                if !consume(bytes) { return .success(.handled) }
-            }
+            return .success(.handled)
         }
-        return .success(.handled)
+    }
+
+    /// One `recv` into `buffer`, as a call on the handle, without waiting.
+    ///
+    /// - Throws: A closed ``SocketError`` once the connection is closed.
+    private func receiveNow(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError)
+        -> SocketHandle
+        .CallResult<Int>
+    {
+        _ = try self.handle.beginCall(.read, call: "read")
+        defer { self.handle.endCall() }
+        return self.receive(self.handle.fd, into: buffer)
     }
 
     /// One `recv` of at most `capacity` bytes, as a call on the handle, without waiting; with the read
@@ -254,24 +272,24 @@ package final class TCPConnection: DirectByteStream {
 
     /// One `recv` of at most `capacity` bytes.
     private func receive(_ fd: Int32, capacity: Int) -> SocketHandle.CallResult<[UInt8]> {
-        var failure: SocketHandle.CallResult<[UInt8]> = .wouldBlock
+        var result: SocketHandle.CallResult<Int> = .wouldBlock
         let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-            switch Syscalls.receive(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
-            case .done(let n):
-                count = n
-                failure = .done([])
-                // Only during an exchange: see `quickAcknowledgementWindow`.
-                if n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
-            case .wouldBlock:
-                count = 0
-                failure = .wouldBlock
-            case .failed(let code):
-                count = 0
-                failure = .failed(code)
-            }
+            result = self.receive(fd, into: UnsafeMutableRawBufferPointer(buffer))
+            if case .done(let n) = result { count = n } else { count = 0 }
         }
-        if case .done = failure { return .done(bytes) }
-        return failure
+        switch result {
+        case .done: return .done(bytes)
+        case .wouldBlock: return .wouldBlock
+        case .failed(let code): return .failed(code)
+        }
+    }
+
+    /// One `recv` into `buffer`: the number of bytes read.
+    private func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketHandle.CallResult<Int> {
+        let result = Syscalls.receive(fd, into: buffer)
+        // Only during an exchange: see `quickAcknowledgementWindow`.
+        if case .done(let n) = result, n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
+        return result
     }
 
     /// Writes all of `bytes`.

@@ -9,7 +9,7 @@ final class TCPInlineReads: SocketHandle.InlineReads, @unchecked Sendable {
     /// Who handles the reads, and who goes on when the reactor's thread stops.
     enum Consumer {
         /// A waiting task: the socket resumes it.
-        case task(@Sendable ([UInt8]) -> Bool)
+        case task(@Sendable (UnsafeRawBufferPointer) -> Bool)
         /// A parked reader, told through ``ParkedReader/parkEnded(_:)``.
         case parked(any ParkedReader)
     }

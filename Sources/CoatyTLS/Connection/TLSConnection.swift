@@ -154,7 +154,7 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
     package func read(
         maxBytes: Int,
         handlingUpTo limit: Int,
-        _ consume: @escaping @Sendable ([UInt8]) -> Bool
+        _ consume: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool
     ) async throws -> DirectReadOutcome {
         self.isReading.store(true, ordering: .relaxed)
         defer { self.isReading.store(false, ordering: .relaxed) }
@@ -174,13 +174,18 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
     ///
     /// The engine's lock is not held while `consume` runs: handling a message may write to this
     /// connection, which encrypts under the same lock.
-    private func decryptInline(_ encrypted: [UInt8], limit: Int, _ consume: ([UInt8]) -> Bool) -> Bool {
+    private func decryptInline(
+        _ encrypted: UnsafeRawBufferPointer,
+        limit: Int,
+        _ consume: (UnsafeRawBufferPointer) -> Bool
+    ) -> Bool {
+        let encrypted = Array(encrypted)
         var step = self.engine.withLock { engine in
             engine.feed(encrypted)
             return engine.read(maxBytes: max(1, limit))
         }
         while case .data(let bytes) = step {
-            guard consume(bytes) else { return false }
+            guard bytes.withUnsafeBytes(consume) else { return false }
             step = self.engine.withLock { $0.read(maxBytes: max(1, limit)) }
         }
         // An end or a failure is the task's to report: it finds it in the engine.

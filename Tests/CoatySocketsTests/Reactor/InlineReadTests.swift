@@ -75,7 +75,8 @@ struct InlineReadTests {
         defer { fixture.peer.close() }
         let consumed = Consumed()
         let reader = Task {
-            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 64) { bytes in
+            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 64) { read in
+                let bytes = Array(read)
                 consumed.reads.withLock { $0.append(bytes) }
                 return bytes != [3]
             }
@@ -102,8 +103,8 @@ struct InlineReadTests {
         defer { fixture.peer.close() }
         let consumed = Consumed()
         let reader = Task {
-            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 4) { bytes in
-                consumed.reads.withLock { $0.append(bytes) }
+            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 4) { read in
+                consumed.reads.withLock { $0.append(Array(read)) }
                 return true
             }
         }

@@ -211,7 +211,7 @@ private final class ClosureReader: ParkedReader {
         self.onWake = onWake
     }
 
-    func handleParkedRead(_ bytes: [UInt8]) -> Bool { self.consume(bytes) }
+    func handleParkedRead(_ bytes: UnsafeRawBufferPointer) -> Bool { self.consume(Array(bytes)) }
 
     func parkEnded(_ wake: Result<DirectReadOutcome, any Error>?) { self.onWake(wake) }
 }

@@ -62,7 +62,9 @@ extension BrokerSessions {
                     queueCapacity: limits.maximumQueued,
                     queueByteCapacity: limits.maximumQueuedBytes
                 )
-                session.subscriptions = SmallDictionary(stored.subscriptions)
+                session.subscriptions = SmallDictionary(
+                    Dictionary(uniqueKeysWithValues: stored.subscriptions.map { (ByteKey($0.key), $0.value) })
+                )
                 session.inFlight = stored.inFlight
                 session.pending = stored.pending
                 session.inboundQoS2 = stored.inboundQoS2
@@ -81,11 +83,16 @@ extension BrokerSessions {
     /// as a new log.
     func snapshotRecords() -> [PersistenceRecord] {
         var records: [PersistenceRecord] = []
-        let persistent = self.sessions.filter(\.value.isPersistent).sorted { $0.key.lexicographicallyPrecedes($1.key) }
-        for (key, session) in persistent {
+        let persistent = self.sessions.filter(\.value.isPersistent).sorted {
+            $0.key.bytes.lexicographicallyPrecedes($1.key.bytes)
+        }
+        for (sessionKey, session) in persistent {
+            let key = sessionKey.array
             records.append(.sessionCreated(clientID: key))
-            for (filter, qos) in session.subscriptions.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-                records.append(.subscribed(clientID: key, filter: filter, qos: qos))
+            for (filter, qos) in session.subscriptions.sorted(by: {
+                $0.key.bytes.lexicographicallyPrecedes($1.key.bytes)
+            }) {
+                records.append(.subscribed(clientID: key, filter: filter.array, qos: qos))
             }
             for packetID in session.inboundQoS2.sorted() {
                 records.append(.inboundReceived(clientID: key, packetID: packetID))

@@ -36,23 +36,54 @@ struct SubscriptionTrie: Sendable {
         return separators < Self.maximumLevels
     }
 
-    /// A level's bytes. Slices as keys, so that matching looks up a level of the topic where it lies,
-    /// without copying it into an array of its own: a Coaty topic has seven levels.
-    private typealias Level = ArraySlice<UInt8>
+    /// A level's bytes: a slice, so that matching looks up a level of the topic where it lies, without
+    /// copying it into an array of its own (a Coaty topic has seven levels), and hashed in one pass.
+    private typealias Level = ByteKey
 
+    /// A node: its literal children in a table, its `+` and `#` children (`-1`: none) beside it, so
+    /// matching a level costs one lookup, not three.
     private struct Node: Sendable {
         var parent: Int
         var level: Level
         var children: [Level: Int] = [:]
+        var plusChild: Int32 = -1
+        var hashChild: Int32 = -1
         var subscribers = SmallDictionary<SessionID, QualityOfService>()
 
-        var isEmpty: Bool { self.children.isEmpty && self.subscribers.isEmpty }
+        init(parent: Int, level: Level) {
+            self.parent = parent
+            self.level = level
+        }
+
+        var isEmpty: Bool {
+            self.children.isEmpty && self.plusChild < 0 && self.hashChild < 0 && self.subscribers.isEmpty
+        }
+
+        /// The child for a filter level, literal or wildcard.
+        func child(_ level: ArraySlice<UInt8>) -> Int? {
+            switch Self.wildcard(level) {
+            case UInt8(ascii: "+"): self.plusChild < 0 ? nil : Int(self.plusChild)
+            case UInt8(ascii: "#"): self.hashChild < 0 ? nil : Int(self.hashChild)
+            default: self.children[Level(level)]
+            }
+        }
+
+        mutating func setChild(_ level: Level, _ child: Int?) {
+            switch Self.wildcard(level.bytes) {
+            case UInt8(ascii: "+"): self.plusChild = Int32(child ?? -1)
+            case UInt8(ascii: "#"): self.hashChild = Int32(child ?? -1)
+            default: self.children[level] = child
+            }
+        }
+
+        /// The wildcard a filter level is, or 0.
+        private static func wildcard(_ level: ArraySlice<UInt8>) -> UInt8 {
+            level.count == 1 && (level.first == UInt8(ascii: "+") || level.first == UInt8(ascii: "#"))
+                ? level.first! : 0
+        }
     }
 
-    private static let plus: Level = [UInt8(ascii: "+")]
-    private static let hash: Level = [UInt8(ascii: "#")]
-
-    private var nodes: [Node] = [Node(parent: -1, level: [])]
+    private var nodes: [Node] = [Node(parent: -1, level: Level([]))]
     private var free: [Int] = []
 
     /// The number of (session, filter) subscriptions stored.
@@ -67,16 +98,17 @@ struct SubscriptionTrie: Sendable {
     @discardableResult
     mutating func insert(filter: [UInt8], session: SessionID, qos: QualityOfService) -> Bool {
         var index = 0
-        for level in Self.levels(of: filter) {
-            // A copy of its own, so the key does not keep the whole filter.
-            let key = Level(Array(level))
-            if let child = self.nodes[index].children[key] {
+        Self.forEachLevel(of: filter) { level in
+            if let child = self.nodes[index].child(level) {
                 index = child
             } else {
+                // A copy of its own, so the key does not keep the whole filter.
+                let key = Level(Array(level))
                 let child = self.allocate(Node(parent: index, level: key))
-                self.nodes[index].children[key] = child
+                self.nodes[index].setChild(key, child)
                 index = child
             }
+            return true
         }
         let previous = self.nodes[index].subscribers.updateValue(qos, forKey: session)
         if previous == nil { self.count += 1 }
@@ -89,11 +121,12 @@ struct SubscriptionTrie: Sendable {
     @discardableResult
     mutating func remove(filter: [UInt8], session: SessionID) -> Bool {
         var index = 0
-        for level in Self.levels(of: filter) {
-            guard let child = self.nodes[index].children[level] else { return false }
+        let found = Self.forEachLevel(of: filter) { level in
+            guard let child = self.nodes[index].child(level) else { return false }
             index = child
+            return true
         }
-        guard self.nodes[index].subscribers.removeValue(forKey: session) != nil else { return false }
+        guard found, self.nodes[index].subscribers.removeValue(forKey: session) != nil else { return false }
         self.count -= 1
         self.prune(from: index)
         return true
@@ -129,9 +162,9 @@ struct SubscriptionTrie: Sendable {
     ) {
         // [MQTT-4.7.2-1]: wildcards in the first level never match a '$' topic.
         let wildcardsAllowed = !(depth == 0 && isDollar)
-        if wildcardsAllowed, let hashChild = self.nodes[node].children[Self.hash] {
+        if wildcardsAllowed, self.nodes[node].hashChild >= 0 {
             // '#' matches the parent level too ("a/#" matches "a"), so it applies at the end as well.
-            Self.merge(self.nodes[hashChild].subscribers, into: &result)
+            Self.merge(self.nodes[Int(self.nodes[node].hashChild)].subscribers, into: &result)
         }
         guard let start else {
             Self.merge(self.nodes[node].subscribers, into: &result)
@@ -139,10 +172,11 @@ struct SubscriptionTrie: Sendable {
         }
         let end = topic[start...].firstIndex(of: UInt8(ascii: "/")) ?? topic.endIndex
         let next = end < topic.endIndex ? end + 1 : nil
-        if let exact = self.nodes[node].children[topic[start..<end]] {
+        if let exact = self.nodes[node].children[Level(topic[start..<end])] {
             self.collect(node: exact, topic: topic, from: next, depth: depth + 1, isDollar: isDollar, into: &result)
         }
-        if wildcardsAllowed, let plusChild = self.nodes[node].children[Self.plus] {
+        if wildcardsAllowed, self.nodes[node].plusChild >= 0 {
+            let plusChild = Int(self.nodes[node].plusChild)
             self.collect(node: plusChild, topic: topic, from: next, depth: depth + 1, isDollar: isDollar, into: &result)
         }
     }
@@ -175,15 +209,23 @@ struct SubscriptionTrie: Sendable {
         var index = start
         while index != 0, self.nodes[index].isEmpty {
             let parent = self.nodes[index].parent
-            self.nodes[parent].children.removeValue(forKey: self.nodes[index].level)
-            self.nodes[index] = Node(parent: -1, level: [])
+            self.nodes[parent].setChild(self.nodes[index].level, nil)
+            self.nodes[index] = Node(parent: -1, level: Level([]))
             self.free.append(index)
             index = parent
         }
     }
 
-    /// Splits a topic or filter into levels, keeping empty levels.
-    static func levels(of bytes: some Collection<UInt8>) -> [ArraySlice<UInt8>] {
-        Array(bytes).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+    /// Calls `body` with each level of a topic or filter, empty levels included, while it returns
+    /// `true`; returns whether it always did.
+    @discardableResult
+    private static func forEachLevel(of bytes: [UInt8], _ body: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            guard body(bytes[start..<end]) else { return false }
+            if end == bytes.endIndex { return true }
+            start = end + 1
+        }
     }
 }

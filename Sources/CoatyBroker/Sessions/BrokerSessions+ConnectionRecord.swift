@@ -7,10 +7,10 @@ extension BrokerSessions {
             case message(BrokerMessage)
         }
 
-        var sessionKey: [UInt8]
+        var sessionKey: ByteKey
         private var storedWill: Will?
 
-        init(sessionKey: [UInt8], will: BrokerMessage?) {
+        init(sessionKey: ByteKey, will: BrokerMessage?) {
             self.sessionKey = sessionKey
             self.storedWill = will.map { .message($0) }
         }

@@ -26,8 +26,8 @@ struct BrokerSessions: Sendable {
     }
 
     let limits: Limits
-    private(set) var sessions: [[UInt8]: Session] = [:]
-    private var sessionKeys: [SessionID: [UInt8]] = [:]
+    private(set) var sessions: [ByteKey: Session] = [:]
+    private var sessionKeys: [SessionID: ByteKey] = [:]
     private var connections: [ConnectionID: ConnectionRecord] = [:]
     private(set) var subscriptions = SubscriptionTrie()
     private(set) var retained: RetainedStore
@@ -76,7 +76,7 @@ struct BrokerSessions: Sendable {
         access: ClientAccess? = nil,
         into outputs: inout [Output]
     ) -> (sessionPresent: Bool, session: SessionID) {
-        let key = Array(clientID.utf8)
+        let key = ByteKey(Array(clientID.utf8))
         if let existing = self.sessions[key], let old = existing.connection {
             // Takeover [MQTT-3.1.4-2].
             let record = self.connections.removeValue(forKey: old)
@@ -106,7 +106,7 @@ struct BrokerSessions: Sendable {
                 queueByteCapacity: self.limits.maximumQueuedBytes
             )
             self.sessionKeys[id] = key
-            if !cleanSession { self.journal?.append(.sessionCreated(clientID: key)) }
+            if !cleanSession { self.journal?.append(.sessionCreated(clientID: key.array)) }
         }
         self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
         let maximumInFlight = self.limits.maximumInFlight
@@ -168,12 +168,12 @@ struct BrokerSessions: Sendable {
         }
     }
 
-    private mutating func destroySession(key: [UInt8]) {
+    private mutating func destroySession(key: ByteKey) {
         guard let session = self.sessions.removeValue(forKey: key) else { return }
-        if session.isPersistent { self.journal?.append(.sessionEnded(clientID: key)) }
+        if session.isPersistent { self.journal?.append(.sessionEnded(clientID: key.array)) }
         self.offline.remove(session.id)
         for filter in session.subscriptions.keys {
-            self.subscriptions.remove(filter: filter, session: session.id)
+            self.subscriptions.remove(filter: filter.array, session: session.id)
         }
         self.sessionKeys.removeValue(forKey: session.id)
     }
@@ -183,10 +183,10 @@ struct BrokerSessions: Sendable {
     mutating func insertRestoredSession(_ make: (SessionID) -> Session) {
         let session = make(SessionID(rawValue: self.nextSessionID))
         self.nextSessionID += 1
-        let key = Array(session.clientID.utf8)
+        let key = ByteKey(Array(session.clientID.utf8))
         self.destroySession(key: key)
         for (filter, qos) in session.subscriptions {
-            self.subscriptions.insert(filter: filter, session: session.id, qos: qos)
+            self.subscriptions.insert(filter: filter.array, session: session.id, qos: qos)
         }
         self.sessions[key] = session
         self.sessionKeys[session.id] = key
@@ -230,7 +230,7 @@ struct BrokerSessions: Sendable {
     /// and a retain per collection, on every message.
     private mutating func deliver(
         _ message: BrokerMessage,
-        toSessionWithKey key: [UInt8],
+        toSessionWithKey key: ByteKey,
         levels: inout TopicLevels?,
         into outputs: inout [Output]
     ) {
@@ -249,7 +249,7 @@ struct BrokerSessions: Sendable {
                 }
                 return (nil, 0)
             }
-            if session.isPersistent { records?.append(.queued(clientID: key, message: message)) }
+            if session.isPersistent { records?.append(.queued(clientID: key.array, message: message)) }
             let inFlight = session.inFlight.count
             defer { Self.recordSent(session, since: inFlight, into: &records) }
             return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
@@ -319,17 +319,18 @@ struct BrokerSessions: Sendable {
         let maximum = self.limits.maximumSubscriptions
         let granted: [QualityOfService?] = filters.map { filter, qos in
             let bytes = Array(filter.rawValue.utf8)
+            let filterKey = ByteKey(bytes)
             let added: Bool =
                 self.withSession(atKey: key) { session in
-                    guard session.subscriptions[bytes] != nil || session.subscriptions.count < maximum else {
+                    guard session.subscriptions[filterKey] != nil || session.subscriptions.count < maximum else {
                         return false
                     }
-                    session.subscriptions[bytes] = qos
+                    session.subscriptions[filterKey] = qos
                     return true
                 } ?? false
             guard added else { return nil }
             if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.subscribed(clientID: key, filter: bytes, qos: qos))
+                self.journal?.append(.subscribed(clientID: key.array, filter: bytes, qos: qos))
             }
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
@@ -352,9 +353,9 @@ struct BrokerSessions: Sendable {
         for filter in filters {
             let bytes = Array(filter.utf8)
             self.subscriptions.remove(filter: bytes, session: session)
-            self.sessions[key]?.subscriptions.removeValue(forKey: bytes)
+            self.sessions[key]?.subscriptions.removeValue(forKey: ByteKey(bytes))
             if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.unsubscribed(clientID: key, filter: bytes))
+                self.journal?.append(.unsubscribed(clientID: key.array, filter: bytes))
             }
         }
     }
@@ -461,7 +462,7 @@ struct BrokerSessions: Sendable {
 
     /// Runs `body` on the session stored under `key` in place (see ``withSession(_:_:)``).
     private mutating func withSession<Result>(
-        atKey key: [UInt8],
+        atKey key: ByteKey,
         _ body: (inout Session) -> Result
     ) -> Result? {
         guard let index = self.sessions.index(forKey: key) else { return nil }
@@ -488,10 +489,10 @@ struct BrokerSessions: Sendable {
     // MARK: - Inspection
 
     /// The session of `clientID`, for statistics and tests.
-    func session(clientID: String) -> Session? { self.sessions[Array(clientID.utf8)] }
+    func session(clientID: String) -> Session? { self.sessions[ByteKey(Array(clientID.utf8))] }
 
     /// Whether a session, online or offline, exists for `clientID`.
-    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: Array(clientID.utf8)) != nil }
+    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: ByteKey(Array(clientID.utf8))) != nil }
 
     /// The number of connections attached.
     var connectionCount: Int { self.connections.count }

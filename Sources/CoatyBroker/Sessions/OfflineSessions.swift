@@ -8,7 +8,7 @@
 struct OfflineSessions: Sendable {
     private struct Entry: Sendable {
         var session: SessionID
-        var key: [UInt8]
+        var key: ByteKey
         var stamp: UInt64
     }
 
@@ -26,7 +26,7 @@ struct OfflineSessions: Sendable {
     var storedEntries: Int { self.order.count }
 
     /// Records that `session`, stored under `key`, went offline now.
-    mutating func append(_ session: SessionID, key: [UInt8]) {
+    mutating func append(_ session: SessionID, key: ByteKey) {
         self.nextStamp &+= 1
         self.stamps[session] = self.nextStamp
         self.order.append(Entry(session: session, key: key, stamp: self.nextStamp))
@@ -40,7 +40,7 @@ struct OfflineSessions: Sendable {
     }
 
     /// Removes and returns the key of the session offline longest, or `nil` if none is offline.
-    mutating func removeOldest() -> [UInt8]? {
+    mutating func removeOldest() -> ByteKey? {
         while self.head < self.order.count {
             let entry = self.order[self.head]
             self.head += 1

@@ -39,7 +39,7 @@ struct Session: Sendable {
     /// The connection currently attached, if the client is online.
     var connection: ConnectionID?
     /// Topic filter bytes → granted QoS.
-    var subscriptions = SmallDictionary<[UInt8], QualityOfService>()
+    var subscriptions = SmallDictionary<ByteKey, QualityOfService>()
     /// Outbound QoS 1/2 messages in flight, oldest first.
     var inFlight: [InFlight] = []
     /// Outbound QoS 1/2 messages waiting for a window slot or for the client to reconnect.

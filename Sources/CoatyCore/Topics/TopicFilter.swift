@@ -38,7 +38,10 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             } else {
                 self.literalPrefixCount = 0
             }
-            self.textHash = bytes.hashValue
+            // In one pass over the memory: `Array`'s own hash feeds the hasher a byte at a time.
+            var hasher = Hasher()
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            self.textHash = hasher.finalize()
         }
     }
 

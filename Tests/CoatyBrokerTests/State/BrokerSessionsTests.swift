@@ -271,7 +271,7 @@ struct BrokerSessionsTests {
         #expect(again == [.exactlyOnce, nil])
         #expect(
             state.session(clientID: "sub")?.subscriptions.dictionary == [
-                Array("a".utf8): .exactlyOnce, Array("b".utf8): .atLeastOnce,
+                ByteKey(Array("a".utf8)): .exactlyOnce, ByteKey(Array("b".utf8)): .atLeastOnce,
             ]
         )
         // Room made by unsubscribing is available again.

@@ -17,9 +17,9 @@ struct SessionValueTests {
 
     @Test func aChangedCopyLeavesTheOriginalAsItWas() {
         var original = self.session()
-        original.subscriptions[Array("t".utf8)] = .atLeastOnce
+        original.subscriptions[ByteKey(Array("t".utf8))] = .atLeastOnce
         var copy = original
-        copy.subscriptions[Array("u".utf8)] = .atMostOnce
+        copy.subscriptions[ByteKey(Array("u".utf8))] = .atMostOnce
         copy.inFlight.append(
             .init(
                 packetID: 7,

@@ -72,7 +72,12 @@ final class EpollReactor: Reactor {
                 let failed = flags & (Epoll.error | Epoll.hangUp) != 0
                 let readable = failed || flags & (Epoll.input | Epoll.readHangUp) != 0
                 let writable = failed || flags & Epoll.output != 0
-                handle.signal(readable: readable, writable: writable, mayHandleReads: mayHandleReads)
+                handle.signal(
+                    readable: readable,
+                    writable: writable,
+                    mayHandleReads: mayHandleReads,
+                    shortReadDrains: flags & (Epoll.error | Epoll.hangUp | Epoll.readHangUp) == 0
+                )
             }
         }
     }

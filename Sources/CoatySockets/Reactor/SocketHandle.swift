@@ -69,7 +69,10 @@ final class SocketHandle: Sendable {
 
         /// On the reactor's thread: reads until `EAGAIN` (returns `true`: keep waiting) or until the
         /// waiter must go on (returns `false`). Here: nothing is read, the waiter goes on.
-        func handleReads() -> Bool { false }
+        ///
+        /// - Parameter shortReadDrains: Whether a read that returns fewer bytes than asked for may
+        ///   stand for the `EAGAIN` (see ``signal(readable:writable:mayHandleReads:shortReadDrains:)``).
+        func handleReads(shortReadDrains: Bool) -> Bool { false }
 
         /// For a parked reader, what goes on in place of a task: with the error that ended the wait, or
         /// `nil` when it is readable or woken. Called once. Here: nothing, as a task's waiter is
@@ -298,7 +301,12 @@ final class SocketHandle: Sendable {
     /// while its thread has room (``ReactorLoad``). When several sockets are ready at once, or the
     /// thread is busy, their waiting tasks are resumed instead and handle the reads on all cores: a
     /// burst keeps its parallelism, a lone message its short path.
-    func signal(readable: Bool, writable: Bool, mayHandleReads: Bool) {
+    ///
+    /// `shortReadDrains`: the report is edge-triggered and says the peer has not closed, so a read
+    /// shorter than asked for has emptied the socket, and bytes that come later bring a report of
+    /// their own: the inline work need not make one more read to see `EAGAIN`, a system call per
+    /// message. A report of a hang-up or error reads on until the end.
+    func signal(readable: Bool, writable: Bool, mayHandleReads: Bool, shortReadDrains: Bool = false) {
         let (reader, writer, inline): (Waiter?, Waiter?, InlineReads?) = self.state.withLock { state in
             var reader: Waiter?
             var writer: Waiter?
@@ -322,12 +330,12 @@ final class SocketHandle: Sendable {
         }
         reader?.resume()
         writer?.resume()
-        if let inline { self.runInline(inline) }
+        if let inline { self.runInline(inline, shortReadDrains: shortReadDrains) }
     }
 
     /// Runs a read waiter's inline work on the reactor's thread, then keeps the waiter or resumes it.
-    private func runInline(_ inline: InlineReads) {
-        let keepWaiting = inline.handleReads()
+    private func runInline(_ inline: InlineReads, shortReadDrains: Bool) {
+        let keepWaiting = inline.handleReads(shortReadDrains: shortReadDrains)
         // The waiter is read in place and only taken out when it goes on: this runs for every read
         // the reactor's thread handles.
         let (waiter, failure): (Waiter?, (any Error)?) = self.state.withLock { state in

@@ -215,8 +215,9 @@ package final class TCPConnection: DirectByteStream {
     /// passes each read of at most `limit` bytes to `consume`.
     ///
     /// It reads into a buffer on the reactor thread's stack, which `consume` must not keep: a small
-    /// message then costs no allocation, nor does the read that finds the socket drained. A read for
-    /// the reader is copied into an array.
+    /// message then costs no allocation. A read for the reader is copied into an array. With
+    /// `shortReadDrains` a read shorter than `capacity` ends the turn as `EAGAIN` would (see
+    /// `SocketHandle.signal(readable:writable:mayHandleReads:shortReadDrains:)`).
     ///
     /// - Returns: `nil` to keep waiting (the socket is drained); otherwise what the reader goes on
     ///   with: a read it must handle itself (larger than `limit`, or the end of the stream), `.handled`
@@ -224,6 +225,7 @@ package final class TCPConnection: DirectByteStream {
     func readInline(
         capacity: Int,
         limit: Int,
+        shortReadDrains: Bool = false,
         _ consume: (UnsafeRawBufferPointer) -> Bool
     ) -> Result<DirectReadOutcome, SocketError>? {
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
@@ -240,6 +242,7 @@ package final class TCPConnection: DirectByteStream {
                     return .success(.bytes(Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))))
                 case .done(let count):
                     if !consume(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { return .success(.handled) }
+                    if shortReadDrains && count < capacity { return nil }
                 }
             }
             return .success(.handled)

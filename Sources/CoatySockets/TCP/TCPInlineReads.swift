@@ -33,8 +33,12 @@ final class TCPInlineReads: SocketHandle.InlineReads, @unchecked Sendable {
         self.limit = Int32(clamping: limit)
     }
 
-    override func handleReads() -> Bool {
-        let result = self.connection.readInline(capacity: Int(self.capacity), limit: Int(self.limit)) { bytes in
+    override func handleReads(shortReadDrains: Bool) -> Bool {
+        let result = self.connection.readInline(
+            capacity: Int(self.capacity),
+            limit: Int(self.limit),
+            shortReadDrains: shortReadDrains
+        ) { bytes in
             switch self.consumer {
             case .task(let consume): consume(bytes)
             case .parked(let reader): reader.handleParkedRead(bytes)

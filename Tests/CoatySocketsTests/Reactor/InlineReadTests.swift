@@ -119,6 +119,46 @@ struct InlineReadTests {
         #expect(consumed.reads.withLock { $0 }.isEmpty)
     }
 
+    /// Reads `[1]`, during which the peer writes `[2]`, in a turn reported with `shortReadDrains`;
+    /// returns what the turn handed over, and then what the next report's turn did.
+    private func shortReadTurn(shortReadDrains: Bool) async throws -> (turn: [[UInt8]], next: [[UInt8]]) {
+        let fixture = try Fixture()
+        defer { fixture.peer.close() }
+        let consumed = Consumed()
+        let peerFD = fixture.peer.fd
+        let reader = Task {
+            try await fixture.connection.read(maxBytes: 1024, handlingUpTo: 64) { read in
+                let bytes = Array(read)
+                consumed.reads.withLock { $0.append(bytes) }
+                if bytes == [1] {
+                    var more: UInt8 = 2
+                    #expect(write(peerFD, &more, 1) == 1)
+                }
+                return !bytes.contains(3)
+            }
+        }
+        var armed = fixture.reactor.armed.makeAsyncIterator()
+        await armed.next()
+        try await fixture.peer.writeAll([1])
+        fixture.handle.signal(readable: true, writable: false, mayHandleReads: true, shortReadDrains: shortReadDrains)
+        let turn = consumed.reads.withLock { $0 }
+        try await fixture.deliver([3])
+        _ = try await reader.value
+        return (turn, consumed.reads.withLock { $0 })
+    }
+
+    @Test func aShortReadEndsTheTurnOnlyWhenTheReportSaysItDrains() async throws {
+        // Edge-triggered with no hang-up: the short read stands for EAGAIN; the [2] that came after it
+        // waits for the next report, which brings it.
+        let drains = try await self.shortReadTurn(shortReadDrains: true)
+        #expect(drains.turn == [[1]])
+        #expect(drains.next == [[1], [2, 3]] || drains.next == [[1], [2], [3]])
+        // Otherwise the turn reads on until EAGAIN and gets the [2] at once.
+        let readsOn = try await self.shortReadTurn(shortReadDrains: false)
+        #expect(readsOn.turn == [[1], [2]])
+        #expect(readsOn.next == [[1], [2], [3]])
+    }
+
     @Test func theEndOfTheStreamGoesToTheTask() async throws {
         let fixture = try Fixture()
         let reader = Task {

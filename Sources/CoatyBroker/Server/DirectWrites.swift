@@ -25,10 +25,24 @@ struct DirectWrites {
         self.outboxes.append(outbox)
     }
 
-    /// Writes every claimed outbox (``Outbox/writeDirectly(traffic:logger:)``) and forgets them.
-    mutating func perform(traffic: BrokerTraffic, logger: CoatyLogger) {
+    /// Writes every claimed outbox (``Outbox/writeDirectly(traffic:logger:)``) and forgets them; the
+    /// reader's own, `last`, after the others.
+    ///
+    /// What the read routed to other clients goes first: that is what someone waits for, while the
+    /// sender's acknowledgements seldom are. A Coaty request subscribes its response topic and
+    /// publishes the call in one write, and the call then leaves a system call earlier than the
+    /// SUBACK. Each connection's packets keep their order; MQTT orders nothing across connections.
+    mutating func perform(traffic: BrokerTraffic, logger: CoatyLogger, last: Outbox) {
         guard !self.outboxes.isEmpty else { return }
-        for outbox in self.outboxes { outbox.writeDirectly(traffic: traffic, logger: logger) }
+        var ownIsClaimed = false
+        for outbox in self.outboxes {
+            if outbox === last {
+                ownIsClaimed = true
+            } else {
+                outbox.writeDirectly(traffic: traffic, logger: logger)
+            }
+        }
+        if ownIsClaimed { last.writeDirectly(traffic: traffic, logger: logger) }
         self.outboxes.removeAll(keepingCapacity: true)
     }
 }

@@ -31,7 +31,7 @@ struct PacketHandler {
         defer {
             // The end of this read's packets (or of those before a pause): write what was routed to
             // idle writers, before the reader can suspend.
-            state.directWrites?.perform(traffic: self.broker.traffic, logger: self.broker.logger)
+            state.directWrites?.perform(traffic: self.broker.traffic, logger: self.broker.logger, last: outbox)
         }
         while true {
             let packet: MQTTPacket

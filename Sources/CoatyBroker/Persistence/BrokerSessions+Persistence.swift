@@ -87,12 +87,12 @@ extension BrokerSessions {
             $0.key.bytes.lexicographicallyPrecedes($1.key.bytes)
         }
         for (sessionKey, session) in persistent {
-            let key = sessionKey.array
+            let key = sessionKey.bytes
             records.append(.sessionCreated(clientID: key))
             for (filter, qos) in session.subscriptions.sorted(by: {
                 $0.key.bytes.lexicographicallyPrecedes($1.key.bytes)
             }) {
-                records.append(.subscribed(clientID: key, filter: filter.array, qos: qos))
+                records.append(.subscribed(clientID: key, filter: filter.bytes, qos: qos))
             }
             for packetID in session.inboundQoS2.sorted() {
                 records.append(.inboundReceived(clientID: key, packetID: packetID))

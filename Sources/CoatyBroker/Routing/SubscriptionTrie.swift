@@ -36,62 +36,53 @@ struct SubscriptionTrie: Sendable {
         return separators < Self.maximumLevels
     }
 
-    /// A level's bytes: a slice, so that matching looks up a level of the topic where it lies, without
-    /// copying it into an array of its own (a Coaty topic has seven levels), and hashed in one pass.
-    private typealias Level = ByteKey
-
-    /// A node: its literal children in a table, its `+` and `#` children (`-1`: none) beside it, so
-    /// matching a level costs one lookup, not three. Most nodes of Coaty's topics have one child
-    /// (`coaty`, `3`, the namespace), which the table holds inline and finds with no hashing.
+    /// A node. Its literal children are found by the hash of their level, so that matching looks a
+    /// level of the topic up where it lies, without copying it into an array of its own (a Coaty topic
+    /// has seven levels), and a node keeps its level as a plain array, one word. Children whose levels
+    /// share a hash are chained through ``nextSameHash``. The `+` and `#` children (`-1`: none) sit
+    /// beside the table, so matching a level costs one lookup, not three. Most nodes of Coaty's topics
+    /// have one child (`coaty`, `3`, the namespace), which the table holds inline, compared without
+    /// hashing the key again.
     private struct Node: Sendable {
-        var parent: Int
-        var level: Level
-        var children = SmallDictionary<Level, Int>()
+        var parent: Int32
         var plusChild: Int32 = -1
         var hashChild: Int32 = -1
+        /// The next child of `parent` whose level has the same hash, or `-1`.
+        var nextSameHash: Int32 = -1
+        var level: [UInt8]
+        /// The first literal child for each hash of a level (see ``SubscriptionTrie/levelHash(_:)``).
+        var children = SmallDictionary<Int, Int32>()
         var subscribers = SmallDictionary<SessionID, QualityOfService>()
 
-        init(parent: Int, level: Level) {
-            self.parent = parent
+        init(parent: Int, level: [UInt8]) {
+            self.parent = Int32(parent)
             self.level = level
         }
 
         var isEmpty: Bool {
             self.children.isEmpty && self.plusChild < 0 && self.hashChild < 0 && self.subscribers.isEmpty
         }
-
-        /// The child for a filter level, literal or wildcard.
-        func child(_ level: ArraySlice<UInt8>) -> Int? {
-            switch Self.wildcard(level) {
-            case UInt8(ascii: "+"): self.plusChild < 0 ? nil : Int(self.plusChild)
-            case UInt8(ascii: "#"): self.hashChild < 0 ? nil : Int(self.hashChild)
-            default: self.children[Level(level)]
-            }
-        }
-
-        mutating func setChild(_ level: Level, _ child: Int?) {
-            switch Self.wildcard(level.bytes) {
-            case UInt8(ascii: "+"): self.plusChild = Int32(child ?? -1)
-            case UInt8(ascii: "#"): self.hashChild = Int32(child ?? -1)
-            default: self.children[level] = child
-            }
-        }
-
-        /// The wildcard a filter level is, or 0.
-        private static func wildcard(_ level: ArraySlice<UInt8>) -> UInt8 {
-            level.count == 1 && (level.first == UInt8(ascii: "+") || level.first == UInt8(ascii: "#"))
-                ? level.first! : 0
-        }
     }
 
-    private var nodes: [Node] = [Node(parent: -1, level: Level([]))]
+    private var nodes: [Node] = [Node(parent: -1, level: [])]
     private var free: [Int] = []
 
     /// The number of (session, filter) subscriptions stored.
     private(set) var count = 0
 
+    /// Bits of a level's hash that are kept: all, but for tests that make every level's hash collide.
+    private let levelHashMask: Int
+
     /// Creates an empty trie.
-    init() {}
+    init() {
+        self.levelHashMask = ~0
+    }
+
+    /// An empty trie that keeps only the bits of `levelHashMask` of a level's hash: 0 gives every
+    /// level the same hash, for tests of the chains of children whose hashes collide.
+    init(levelHashMask: Int) {
+        self.levelHashMask = levelHashMask
+    }
 
     /// Adds or replaces the subscription of `session` to `filter` (given as its UTF-8 bytes).
     ///
@@ -100,13 +91,11 @@ struct SubscriptionTrie: Sendable {
     mutating func insert(filter: [UInt8], session: SessionID, qos: QualityOfService) -> Bool {
         var index = 0
         Self.forEachLevel(of: filter) { level in
-            if let child = self.nodes[index].child(level) {
+            if let child = self.child(of: index, level) {
                 index = child
             } else {
-                // A copy of its own, so the key does not keep the whole filter.
-                let key = Level(Array(level))
-                let child = self.allocate(Node(parent: index, level: key))
-                self.nodes[index].setChild(key, child)
+                let child = self.allocate(Node(parent: index, level: Array(level)))
+                self.link(child, to: index)
                 index = child
             }
             return true
@@ -123,7 +112,7 @@ struct SubscriptionTrie: Sendable {
     mutating func remove(filter: [UInt8], session: SessionID) -> Bool {
         var index = 0
         let found = Self.forEachLevel(of: filter) { level in
-            guard let child = self.nodes[index].child(level) else { return false }
+            guard let child = self.child(of: index, level) else { return false }
             index = child
             return true
         }
@@ -173,7 +162,7 @@ struct SubscriptionTrie: Sendable {
         }
         let end = topic[start...].firstIndex(of: UInt8(ascii: "/")) ?? topic.endIndex
         let next = end < topic.endIndex ? end + 1 : nil
-        if let exact = self.nodes[node].children[Level(topic[start..<end])] {
+        if !self.nodes[node].children.isEmpty, let exact = self.literalChild(of: node, topic[start..<end]) {
             self.collect(node: exact, topic: topic, from: next, depth: depth + 1, isDollar: isDollar, into: &result)
         }
         if wildcardsAllowed, self.nodes[node].plusChild >= 0 {
@@ -209,11 +198,82 @@ struct SubscriptionTrie: Sendable {
     private mutating func prune(from start: Int) {
         var index = start
         while index != 0, self.nodes[index].isEmpty {
-            let parent = self.nodes[index].parent
-            self.nodes[parent].setChild(self.nodes[index].level, nil)
-            self.nodes[index] = Node(parent: -1, level: Level([]))
+            let parent = Int(self.nodes[index].parent)
+            self.unlink(index, from: parent)
+            self.nodes[index] = Node(parent: -1, level: [])
             self.free.append(index)
             index = parent
+        }
+    }
+
+    // MARK: - Children
+
+    /// The hash of a level's bytes, in one pass (an array's own hash takes them a byte at a time).
+    private func levelHash(_ level: ArraySlice<UInt8>) -> Int {
+        var hasher = Hasher()
+        level.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize() & self.levelHashMask
+    }
+
+    /// The wildcard a filter level is, or 0.
+    private static func wildcard(_ level: ArraySlice<UInt8>) -> UInt8 {
+        level.count == 1 && (level.first == UInt8(ascii: "+") || level.first == UInt8(ascii: "#")) ? level.first! : 0
+    }
+
+    /// The child of `node` for a filter level, literal or wildcard.
+    private func child(of node: Int, _ level: ArraySlice<UInt8>) -> Int? {
+        switch Self.wildcard(level) {
+        case UInt8(ascii: "+"): self.nodes[node].plusChild < 0 ? nil : Int(self.nodes[node].plusChild)
+        case UInt8(ascii: "#"): self.nodes[node].hashChild < 0 ? nil : Int(self.nodes[node].hashChild)
+        default: self.literalChild(of: node, level)
+        }
+    }
+
+    /// The child of `node` whose level is `level`, byte for byte.
+    private func literalChild(of node: Int, _ level: ArraySlice<UInt8>) -> Int? {
+        guard var child = self.nodes[node].children[self.levelHash(level)] else { return nil }
+        while child >= 0 {
+            if self.nodes[Int(child)].level[...] == level { return Int(child) }
+            child = self.nodes[Int(child)].nextSameHash
+        }
+        return nil
+    }
+
+    /// Makes `child`, whose level is set, a child of `node`.
+    private mutating func link(_ child: Int, to node: Int) {
+        let level = self.nodes[child].level[...]
+        switch Self.wildcard(level) {
+        case UInt8(ascii: "+"): self.nodes[node].plusChild = Int32(child)
+        case UInt8(ascii: "#"): self.nodes[node].hashChild = Int32(child)
+        default:
+            let hash = self.levelHash(level)
+            self.nodes[child].nextSameHash = self.nodes[node].children[hash] ?? -1
+            self.nodes[node].children[hash] = Int32(child)
+        }
+    }
+
+    /// Removes `child` from the children of `node`.
+    private mutating func unlink(_ child: Int, from node: Int) {
+        let level = self.nodes[child].level[...]
+        switch Self.wildcard(level) {
+        case UInt8(ascii: "+"): self.nodes[node].plusChild = -1
+        case UInt8(ascii: "#"): self.nodes[node].hashChild = -1
+        default:
+            let hash = self.levelHash(level)
+            guard let first = self.nodes[node].children[hash] else { return }
+            let next = self.nodes[child].nextSameHash
+            if Int(first) == child {
+                self.nodes[node].children[hash] = next >= 0 ? next : nil
+                return
+            }
+            var previous = Int(first)
+            while self.nodes[previous].nextSameHash >= 0 {
+                if Int(self.nodes[previous].nextSameHash) == child {
+                    self.nodes[previous].nextSameHash = next
+                    return
+                }
+                previous = Int(self.nodes[previous].nextSameHash)
+            }
         }
     }
 

@@ -106,7 +106,7 @@ struct BrokerSessions: Sendable {
                 queueByteCapacity: self.limits.maximumQueuedBytes
             )
             self.sessionKeys[id] = key
-            if !cleanSession { self.journal?.append(.sessionCreated(clientID: key.array)) }
+            if !cleanSession { self.journal?.append(.sessionCreated(clientID: key.bytes)) }
         }
         self.connections[connection] = ConnectionRecord(sessionKey: key, will: will)
         let maximumInFlight = self.limits.maximumInFlight
@@ -170,10 +170,10 @@ struct BrokerSessions: Sendable {
 
     private mutating func destroySession(key: ByteKey) {
         guard let session = self.sessions.removeValue(forKey: key) else { return }
-        if session.isPersistent { self.journal?.append(.sessionEnded(clientID: key.array)) }
+        if session.isPersistent { self.journal?.append(.sessionEnded(clientID: key.bytes)) }
         self.offline.remove(session.id)
         for filter in session.subscriptions.keys {
-            self.subscriptions.remove(filter: filter.array, session: session.id)
+            self.subscriptions.remove(filter: filter.bytes, session: session.id)
         }
         self.sessionKeys.removeValue(forKey: session.id)
     }
@@ -186,7 +186,7 @@ struct BrokerSessions: Sendable {
         let key = ByteKey(Array(session.clientID.utf8))
         self.destroySession(key: key)
         for (filter, qos) in session.subscriptions {
-            self.subscriptions.insert(filter: filter.array, session: session.id, qos: qos)
+            self.subscriptions.insert(filter: filter.bytes, session: session.id, qos: qos)
         }
         self.sessions[key] = session
         self.sessionKeys[session.id] = key
@@ -249,7 +249,7 @@ struct BrokerSessions: Sendable {
                 }
                 return (nil, 0)
             }
-            if session.isPersistent { records?.append(.queued(clientID: key.array, message: message)) }
+            if session.isPersistent { records?.append(.queued(clientID: key.bytes, message: message)) }
             let inFlight = session.inFlight.count
             defer { Self.recordSent(session, since: inFlight, into: &records) }
             return Self.deliverAcknowledged(message, to: &session, maximumInFlight: maximumInFlight, into: &outputs)
@@ -330,7 +330,7 @@ struct BrokerSessions: Sendable {
                 } ?? false
             guard added else { return nil }
             if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.subscribed(clientID: key.array, filter: bytes, qos: qos))
+                self.journal?.append(.subscribed(clientID: key.bytes, filter: bytes, qos: qos))
             }
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
@@ -355,7 +355,7 @@ struct BrokerSessions: Sendable {
             self.subscriptions.remove(filter: bytes, session: session)
             self.sessions[key]?.subscriptions.removeValue(forKey: ByteKey(bytes))
             if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.unsubscribed(clientID: key.array, filter: bytes))
+                self.journal?.append(.unsubscribed(clientID: key.bytes, filter: bytes))
             }
         }
     }

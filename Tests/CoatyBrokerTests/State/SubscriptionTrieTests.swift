@@ -78,6 +78,37 @@ struct SubscriptionTrieTests {
         #expect(trie.nodeCount == baseline)
     }
 
+    /// Children are found by the hash of their level and chained when hashes collide: with every hash
+    /// the same, levels are still told apart byte for byte, and a child is unlinked from the front,
+    /// the middle or the end of its chain.
+    @Test func levelsWhoseHashesCollideAreToldApart() {
+        var trie = SubscriptionTrie(levelHashMask: 0)
+        let levels = ["a", "b", "c", "d", "ab", ""]
+        for (index, level) in levels.enumerated() {
+            trie.insert(filter: Array("x/\(level)".utf8), session: SessionID(rawValue: UInt64(index)), qos: .atMostOnce)
+        }
+        trie.insert(filter: Array("x/+".utf8), session: SessionID(rawValue: 99), qos: .atMostOnce)
+        func matched(_ level: String) -> Set<UInt64> {
+            Set(trie.match(topic: Array("x/\(level)".utf8)).keys.map(\.rawValue))
+        }
+        for (index, level) in levels.enumerated() { #expect(matched(level) == [UInt64(index), 99]) }
+        #expect(matched("e") == [99])
+        // The chain holds them newest first: remove the newest, one in the middle and the oldest.
+        for (index, level) in [(5, ""), (2, "c"), (0, "a")] {
+            let removed = trie.remove(filter: Array("x/\(level)".utf8), session: SessionID(rawValue: UInt64(index)))
+            #expect(removed)
+            #expect(matched(level) == [99])
+        }
+        for (index, level) in [(1, "b"), (3, "d"), (4, "ab")] { #expect(matched(level) == [UInt64(index), 99]) }
+        let baseline = SubscriptionTrie().nodeCount
+        for (index, level) in [(1, "b"), (3, "d"), (4, "ab")] {
+            trie.remove(filter: Array("x/\(level)".utf8), session: SessionID(rawValue: UInt64(index)))
+        }
+        trie.remove(filter: Array("x/+".utf8), session: SessionID(rawValue: 99))
+        #expect(trie.isEmpty)
+        #expect(trie.nodeCount == baseline)
+    }
+
     @Test func emptyLevelsAreDistinct() {
         var trie = SubscriptionTrie()
         trie.insert(filter: Array("a//b".utf8), session: Self.session, qos: .atMostOnce)

@@ -41,6 +41,12 @@ struct SmallDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// The value of the one entry, when there is exactly one.
+    var onlyValue: Value? {
+        if case .one(_, let value) = self.storage { return value }
+        return nil
+    }
+
     /// The entries as a `Dictionary`.
     var dictionary: [Key: Value] {
         switch self.storage {

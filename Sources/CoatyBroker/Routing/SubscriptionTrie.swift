@@ -41,8 +41,8 @@ struct SubscriptionTrie: Sendable {
     /// has seven levels), and a node keeps its level as a plain array, one word. Children whose levels
     /// share a hash are chained through ``nextSameHash``. The `+` and `#` children (`-1`: none) sit
     /// beside the table, so matching a level costs one lookup, not three. Most nodes of Coaty's topics
-    /// have one child (`coaty`, `3`, the namespace), which the table holds inline, compared without
-    /// hashing the key again.
+    /// have one child (`coaty`, `3`, the namespace), which the table holds inline: the level is then
+    /// compared with it, not hashed.
     private struct Node: Sendable {
         var parent: Int32
         var plusChild: Int32 = -1
@@ -229,9 +229,16 @@ struct SubscriptionTrie: Sendable {
         }
     }
 
-    /// The child of `node` whose level is `level`, byte for byte.
+    /// The child of `node` whose level is `level`, byte for byte. With one hash in the table, every
+    /// literal child is on its chain: the level is compared, not hashed.
     private func literalChild(of node: Int, _ level: ArraySlice<UInt8>) -> Int? {
-        guard var child = self.nodes[node].children[self.levelHash(level)] else { return nil }
+        var child: Int32
+        if let only = self.nodes[node].children.onlyValue {
+            child = only
+        } else {
+            guard let first = self.nodes[node].children[self.levelHash(level)] else { return nil }
+            child = first
+        }
         while child >= 0 {
             if self.nodes[Int(child)].level[...] == level { return Int(child) }
             child = self.nodes[Int(child)].nextSameHash

@@ -110,67 +110,7 @@ struct PacketHandler {
                 return Self.reply(.pubcomp(packetID), on: outbox, state: state)
             }
         case .subscribe(let subscribe):
-            var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
-            for subscription in subscribe.subscriptions {
-                guard let filter = try? TopicFilter(subscription.filter) else {
-                    return .protocolViolation("invalid topic filter '\(subscription.filter)'")
-                }
-                guard SubscriptionTrie.admits(subscription.filter) else { return Self.tooManyLevels("topic filter") }
-                filters.append((filter, subscription.qos.qualityOfService))
-            }
-            self.broker.logger.debug(
-                "subscribe",
-                metadata: [
-                    "client": state.clientID ?? "",
-                    "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
-                ]
-            )
-            let permitted = filters.map {
-                state.access?.allowsSubscription(to: TopicLevels($0.filter.rawValue)) ?? true
-            }
-            if permitted.contains(false) {
-                self.broker.logger.notice(
-                    "subscriptions refused by the access control list",
-                    metadata: [
-                        "client": state.clientID ?? "",
-                        "filters": zip(filters, permitted).filter { !$1 }.map { $0.0.filter.rawValue }.joined(
-                            separator: ","
-                        ),
-                    ]
-                )
-            }
-            let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
-                var outputs: [BrokerSessions.Output] = []
-                let subscribed = core.sessions.subscribe(
-                    session,
-                    to: zip(filters, permitted).filter { $1 }.map(\.0),
-                    into: &outputs
-                )
-                var next = subscribed.makeIterator()
-                let granted = permitted.map { $0 ? next.next() ?? nil : nil }
-                let suback = MQTTSubAckPacket(
-                    packetID: subscribe.packetID,
-                    returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
-                )
-                let reason = Self.reply(.suback(suback), on: outbox, state: state)
-                core.dispatch(outputs, directWrites: &state.directWrites)
-                return (reason, granted)
-            }
-            let accepted = zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
-            if accepted.count < permitted.count(where: { $0 }) {
-                self.broker.logger.notice(
-                    "subscriptions refused: the client reached its limit",
-                    metadata: [
-                        "client": state.clientID ?? "",
-                        "refused": "\(permitted.count(where: { $0 }) - accepted.count)",
-                        "limit": "\(self.broker.configuration.maximumSubscriptionsPerClient)",
-                    ]
-                )
-            }
-            if reason == nil, !accepted.isEmpty {
-                self.broker.emit(.subscribed(clientID: state.clientID ?? "", filters: accepted))
-            }
-            return reason
+            return self.handleSubscribe(subscribe, session: session, state: state, outbox: outbox)
         case .unsubscribe(let unsubscribe):
             guard unsubscribe.filters.allSatisfy(SubscriptionTrie.admits) else {
                 return Self.tooManyLevels("topic filter")
@@ -223,7 +163,7 @@ struct PacketHandler {
 
     /// Closes a connection that sent a topic or filter deeper than the broker admits (see
     /// ``SubscriptionTrie/maximumLevels``), as mosquitto does. The topic is not quoted: it may be 64 KiB.
-    private static func tooManyLevels(_ what: String) -> CloseReason {
+    static func tooManyLevels(_ what: String) -> CloseReason {
         .protocolViolation("\(what) with more than \(SubscriptionTrie.maximumLevels) levels")
     }
 
@@ -242,7 +182,7 @@ struct PacketHandler {
     /// Queues a reply; a client whose unread bytes it would take past the bound is a slow consumer.
     /// The reader waits for the writer long before its own replies get there, so only messages for the
     /// client and a client that stopped reading do.
-    private static func reply(_ packet: MQTTPacket, on outbox: Outbox, state: ReaderState) -> CloseReason? {
+    static func reply(_ packet: MQTTPacket, on outbox: Outbox, state: ReaderState) -> CloseReason? {
         outbox.enqueue(.packet(packet), droppable: false, directWrites: &state.directWrites) == .overflow
             ? .slowConsumer(MQTTBroker.Core.slowConsumer(outbox)) : nil
     }

@@ -252,10 +252,9 @@ package final class TCPConnection: DirectByteStream {
     /// One `recv` into `buffer`, as a call on the handle, without waiting.
     ///
     /// - Throws: A closed ``SocketError`` once the connection is closed.
-    private func receiveNow(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError)
-        -> SocketHandle
-        .CallResult<Int>
-    {
+    private func receiveNow(
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(SocketError) -> SocketHandle.CallResult<Int> {
         _ = try self.handle.beginCall(.read, call: "read")
         defer { self.handle.endCall() }
         return self.receive(self.handle.fd, into: buffer)

@@ -10,6 +10,11 @@ struct ByteKey: Hashable, Sendable, ExpressibleByArrayLiteral {
         self.bytes = bytes
     }
 
+    /// The UTF-8 bytes of `string`: a client id, say.
+    init(_ string: String) {
+        self.init(Array(string.utf8))
+    }
+
     init(arrayLiteral bytes: UInt8...) {
         self.init(bytes)
     }

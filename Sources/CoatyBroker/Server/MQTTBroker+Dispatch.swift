@@ -8,9 +8,11 @@ extension MQTTBroker.Core {
         self.dispatch(outputs, directWrites: &none)
     }
 
-    /// Runs `body` with an empty outputs array to fill and dispatch, the same one publish after publish,
-    /// so routing a message allocates none; one that grew past 1,024 outputs is not kept.
-    mutating func publish<Result>(
+    /// Runs `body` with an empty outputs array, then dispatches what it put there (see
+    /// ``dispatch(_:directWrites:)``). The array is the same one for every publish and acknowledgement
+    /// a reader handles, so routing them allocates none; one that grew past 1,024 outputs is not kept.
+    /// `body` must not use `directWrites` itself.
+    mutating func withOutputs<Result>(
         _ directWrites: inout DirectWrites?,
         _ body: (inout Self, inout [BrokerSessions.Output]) -> Result
     ) -> Result {

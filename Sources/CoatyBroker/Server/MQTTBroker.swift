@@ -81,7 +81,7 @@ public final class MQTTBroker: Sendable {
         /// Connections whose socket queue was at least half full when a publish was queued, since the
         /// publishing reader last looked (see ``ClientConnection``'s flow control).
         var congestedConnections: Set<ConnectionID> = []
-        /// The outputs array a publish fills, kept between publishes (see ``publish(_:_:)``).
+        /// The outputs array a publish or acknowledgement fills, kept between them (see ``withOutputs(_:_:)``).
         var outputBuffer: [BrokerSessions.Output] = []
     }
 

@@ -51,6 +51,8 @@ extension PacketHandler {
             permitted = checks
         }
         let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
+            // Its own outputs array, not `withOutputs`: the SUBACK goes through the reader's direct
+            // writes before the retained messages the subscriptions send are dispatched to them.
             var outputs: [BrokerSessions.Output] = []
             let requested = permitted.map { zip(filters, $0).filter { $1 }.map(\.0) } ?? filters
             let subscribed = core.sessions.subscribe(session, to: requested, into: &outputs)

@@ -172,9 +172,7 @@ struct PacketHandler {
         _ body: (inout BrokerSessions, inout [BrokerSessions.Output]) -> BrokerSessions.AckResult
     ) -> CloseReason? {
         self.broker.core.withLock { core in
-            var outputs: [BrokerSessions.Output] = []
-            let result = body(&core.sessions, &outputs)
-            core.dispatch(outputs, directWrites: &state.directWrites)
+            let result = core.withOutputs(&state.directWrites) { core, outputs in body(&core.sessions, &outputs) }
             return result == .ok ? nil : .protocolViolation("acknowledgement of the wrong type")
         }
     }
@@ -332,7 +330,7 @@ struct PacketHandler {
             ]
         )
         let (reason, sessions, connections) = self.broker.core.withLock { core in
-            let reply: MQTTPacket? = core.publish(&state.directWrites) { core, outputs in
+            let reply: MQTTPacket? = core.withOutputs(&state.directWrites) { core, outputs in
                 switch publish.qos {
                 case .atMostOnce:
                     core.sessions.publish(message, into: &outputs)

@@ -76,7 +76,7 @@ struct BrokerSessions: Sendable {
         access: ClientAccess? = nil,
         into outputs: inout [Output]
     ) -> (sessionPresent: Bool, session: SessionID) {
-        let key = ByteKey(Array(clientID.utf8))
+        let key = ByteKey(clientID)
         if let existing = self.sessions[key], let old = existing.connection {
             // Takeover [MQTT-3.1.4-2].
             let record = self.connections.removeValue(forKey: old)
@@ -183,7 +183,7 @@ struct BrokerSessions: Sendable {
     mutating func insertRestoredSession(_ make: (SessionID) -> Session) {
         let session = make(SessionID(rawValue: self.nextSessionID))
         self.nextSessionID += 1
-        let key = ByteKey(Array(session.clientID.utf8))
+        let key = ByteKey(session.clientID)
         self.destroySession(key: key)
         for (filter, qos) in session.subscriptions {
             self.subscriptions.insert(filter: filter.bytes, session: session.id, qos: qos)
@@ -320,18 +320,17 @@ struct BrokerSessions: Sendable {
         let granted: [QualityOfService?] = filters.map { filter, qos in
             let bytes = Array(filter.rawValue.utf8)
             let filterKey = ByteKey(bytes)
-            let added: Bool =
+            // Whether the session is persistent, if the subscription was added.
+            let added: Bool? =
                 self.withSession(atKey: key) { session in
                     guard session.subscriptions[filterKey] != nil || session.subscriptions.count < maximum else {
-                        return false
+                        return nil
                     }
                     session.subscriptions[filterKey] = qos
-                    return true
-                } ?? false
-            guard added else { return nil }
-            if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.subscribed(clientID: key.bytes, filter: bytes, qos: qos))
-            }
+                    return session.isPersistent
+                } ?? nil
+            guard let isPersistent = added else { return nil }
+            if isPersistent { self.journal?.append(.subscribed(clientID: key.bytes, filter: bytes, qos: qos)) }
             self.subscriptions.insert(filter: bytes, session: session, qos: qos)
             return qos
         }
@@ -353,10 +352,11 @@ struct BrokerSessions: Sendable {
         for filter in filters {
             let bytes = Array(filter.utf8)
             self.subscriptions.remove(filter: bytes, session: session)
-            self.sessions[key]?.subscriptions.removeValue(forKey: ByteKey(bytes))
-            if self.journal != nil, self.sessions[key]?.isPersistent == true {
-                self.journal?.append(.unsubscribed(clientID: key.bytes, filter: bytes))
+            let isPersistent = self.withSession(atKey: key) { session in
+                session.subscriptions.removeValue(forKey: ByteKey(bytes))
+                return session.isPersistent
             }
+            if isPersistent == true { self.journal?.append(.unsubscribed(clientID: key.bytes, filter: bytes)) }
         }
     }
 
@@ -489,10 +489,10 @@ struct BrokerSessions: Sendable {
     // MARK: - Inspection
 
     /// The session of `clientID`, for statistics and tests.
-    func session(clientID: String) -> Session? { self.sessions[ByteKey(Array(clientID.utf8))] }
+    func session(clientID: String) -> Session? { self.sessions[ByteKey(clientID)] }
 
     /// Whether a session, online or offline, exists for `clientID`.
-    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: ByteKey(Array(clientID.utf8))) != nil }
+    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: ByteKey(clientID)) != nil }
 
     /// The number of connections attached.
     var connectionCount: Int { self.connections.count }

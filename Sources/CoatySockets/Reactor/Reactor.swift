@@ -6,8 +6,8 @@
 /// owns one dedicated POSIX thread, started when the reactor is created and kept for the life of the
 /// process. It blocks in the kernel (`epoll_wait` or `poll`) and, when a socket becomes readable or
 /// writable, resumes the continuation of the task waiting on it
-/// (``SocketHandle/signal(readable:writable:mayHandleReads:)``). The I/O itself (`recv`, `send`,
-/// `accept`) runs on the awaiting task, with one exception: a task waiting with
+/// (``SocketHandle/signal(readable:writable:mayHandleReads:shortReadDrains:)``). The I/O itself
+/// (`recv`, `send`, `accept`) runs on the awaiting task, with one exception: a task waiting with
 /// `TCPConnection.read(maxBytes:handlingUpTo:_:)` lets this thread read and handle small messages in
 /// its place while they arrive one at a time (the broker's readers), saving a hand-over per message.
 ///

@@ -59,12 +59,13 @@ final class SocketHandle: Sendable {
     /// A subclass supplies the work (`TCPInlineReads`, for a waiting task and a parked reader alike),
     /// so that a wait allocates one object. Its variables change only under the handle's lock.
     class InlineReads: @unchecked Sendable {
-        /// Whether the reactor's thread is running ``handleReads()`` now.
+        /// Whether the reactor's thread is running ``handleReads(shortReadDrains:)`` now.
         final var isRunning = false
-        /// A ``wakeReader()`` that came while ``handleReads()`` ran, delivered once it returns.
+        /// A ``wakeReader()`` that came while ``handleReads(shortReadDrains:)`` ran, delivered once it
+        /// returns.
         final var isWakeRequested = false
-        /// A close or cancellation that came while ``handleReads()`` ran, delivered once it returns: the
-        /// waiter must not go on while the reactor's thread still works for it.
+        /// A close or cancellation that came while ``handleReads(shortReadDrains:)`` ran, delivered once
+        /// it returns: the waiter must not go on while the reactor's thread still works for it.
         final var failure: (any Error)?
 
         /// On the reactor's thread: reads until `EAGAIN` (returns `true`: keep waiting) or until the
@@ -180,10 +181,11 @@ final class SocketHandle: Sendable {
     /// task is cancelled.
     ///
     /// Given `reads` (for `.read`), the reactor's thread handles the reads meanwhile: on each
-    /// read edge it may handle (see ``signal(readable:writable:mayHandleReads:)``) it runs
-    /// ``InlineReads/handleReads()`` there, and the wait goes on while that returns `true`; on other
-    /// edges the task is resumed as without it. It must read until `EAGAIN` before it returns `true`
-    /// (the next edge comes only with new data), and must be short: every socket of the process
+    /// read edge it may handle (see ``signal(readable:writable:mayHandleReads:shortReadDrains:)``) it
+    /// runs ``InlineReads/handleReads(shortReadDrains:)`` there, and the wait goes on while that returns
+    /// `true`; on other edges the task is resumed as without it. It must read until `EAGAIN`, or a short
+    /// read where the report allows, before it returns `true` (the next edge comes only with new data),
+    /// and must be short: every socket of the process
     /// waits while it runs. It never overlaps the waiting task: a close or cancellation while it runs
     /// resumes the task after it returns. This saves the hand-over from the reactor's thread to a task
     /// for each read, which on an idle machine is most of a small message's delay in a broker.
@@ -253,9 +255,9 @@ final class SocketHandle: Sendable {
     /// Parks a reader that has no task: like ``wait(_:since:call:reads:)`` for `.read`, with
     /// `reads` doing the reactor thread's work, but instead of resuming a task the handle calls
     /// `reads.wake(_:)` once, from whichever thread ends the wait: with `nil` when a read edge comes
-    /// that the reactor's thread may not handle or ``InlineReads/handleReads()`` returns `false`, or on
-    /// ``wakeReader()``; with the error when the handle closes. `handleReads()` runs as for a waiting
-    /// task, never after `wake(_:)`.
+    /// that the reactor's thread may not handle or ``InlineReads/handleReads(shortReadDrains:)`` returns
+    /// `false`, or on ``wakeReader()``; with the error when the handle closes. The inline reads run as
+    /// for a waiting task, never after `wake(_:)`.
     ///
     /// An idle connection thus needs no task, only this waiter: the reactor's thread handles its
     /// small reads, and a task is started for it when it wakes.

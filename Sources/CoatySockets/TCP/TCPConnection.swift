@@ -225,7 +225,7 @@ package final class TCPConnection: DirectByteStream {
     func readInline(
         capacity: Int,
         limit: Int,
-        shortReadDrains: Bool = false,
+        shortReadDrains: Bool,
         _ consume: (UnsafeRawBufferPointer) -> Bool
     ) -> Result<DirectReadOutcome, SocketError>? {
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in

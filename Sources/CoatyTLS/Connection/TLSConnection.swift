@@ -179,18 +179,24 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
         limit: Int,
         _ consume: (UnsafeRawBufferPointer) -> Bool
     ) -> Bool {
-        let encrypted = Array(encrypted)
-        var step = self.engine.withLock { engine in
-            engine.feed(encrypted)
-            return engine.read(maxBytes: max(1, limit))
+        // Both buffers live only for this call, on this thread: the engine copies what it is fed and
+        // decrypts into the buffer it is handed, keeping neither. The wrappers only let them into the
+        // lock's closure.
+        let input = CallScoped(encrypted)
+        return withUnsafeTemporaryAllocation(byteCount: max(1, limit), alignment: 1) { storage in
+            let buffer = CallScoped(storage)
+            var step = self.engine.withLock { engine in
+                engine.feed(input.value)
+                return engine.read(into: buffer.value)
+            }
+            while case .data(let count) = step {
+                guard consume(UnsafeRawBufferPointer(rebasing: storage[..<count])) else { return false }
+                step = self.engine.withLock { $0.read(into: buffer.value) }
+            }
+            // An end or a failure is the task's to report: it finds it in the engine.
+            if case .needsInput = step { return true }
+            return false
         }
-        while case .data(let bytes) = step {
-            guard bytes.withUnsafeBytes(consume) else { return false }
-            step = self.engine.withLock { $0.read(maxBytes: max(1, limit)) }
-        }
-        // An end or a failure is the task's to report: it finds it in the engine.
-        if case .needsInput = step { return true }
-        return false
     }
 
     /// Encrypts and writes all of `bytes`; suspends while the peer does not keep up.
@@ -305,4 +311,11 @@ package final class TLSConnection: CarrierByteStream, DirectByteStream {
 
     /// Whether ``close()`` has been called.
     package var isClosed: Bool { self.tcp.isClosed }
+}
+
+/// A buffer handed into a lock's closure for the length of one call. Buffers are not `Sendable`, and
+/// the engine's lock takes only what may cross regions; the engine keeps no pointer past the call.
+private struct CallScoped<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

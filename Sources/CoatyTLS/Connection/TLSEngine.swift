@@ -33,6 +33,14 @@ final class TLSEngine {
         case needsInput
         case end
         case failed(TLSError)
+
+        /// The outcome of one read into a caller's buffer: `data` counts the bytes written.
+        enum Counted {
+            case data(Int)
+            case needsInput
+            case end
+            case failed(TLSError)
+        }
     }
 
     /// Creates the state of one connection.
@@ -111,9 +119,12 @@ final class TLSEngine {
 
     /// Hands bytes received from the peer to TLS.
     func feed(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            _ = self.openssl.BIO_write(self.input, buffer.baseAddress, Int32(buffer.count))
-        }
+        bytes.withUnsafeBytes { self.feed($0) }
+    }
+
+    /// Hands bytes received from the peer to TLS; the memory BIO copies them.
+    func feed(_ buffer: UnsafeRawBufferPointer) {
+        _ = self.openssl.BIO_write(self.input, buffer.baseAddress, Int32(buffer.count))
     }
 
     /// Advances the handshake with what was fed so far.
@@ -129,20 +140,35 @@ final class TLSEngine {
 
     /// Decrypts up to `maxBytes` bytes of application data.
     func read(maxBytes: Int) -> ReadStep {
+        if self.failure == nil, !self.isFinished, self.holdsNothing { return .needsInput }
+        var step = ReadStep.Counted.needsInput
+        let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
+            step = self.read(into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = 0
+            if case .data(let count) = step { initialized = count }
+        }
+        switch step {
+        case .data: return .data(bytes)
+        case .needsInput: return .needsInput
+        case .end: return .end
+        case .failed(let failure): return .failed(failure)
+        }
+    }
+
+    /// Decrypts application data into `buffer` (not empty): `.data` holds the number of bytes
+    /// written to its start.
+    ///
+    /// With nothing fed and nothing buffered, it answers `.needsInput` without asking OpenSSL: the
+    /// common case after a record has been read, and one that would otherwise cost a failed
+    /// `SSL_read` and its error bookkeeping for every message.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadStep.Counted {
         if let failure = self.failure { return .failed(failure) }
         if self.isFinished { return .end }
+        if self.holdsNothing { return .needsInput }
         self.openssl.clearErrors()
-        var kind = OpenSSL.Constant.errorNone
-        let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
-            let count = self.openssl.SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: maxBytes))
-            if count > 0 {
-                initialized = Int(count)
-            } else {
-                initialized = 0
-                kind = self.openssl.SSL_get_error(self.ssl, count)
-            }
-        }
-        if !bytes.isEmpty { return .data(bytes) }
+        let count = self.openssl.SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if count > 0 { return .data(Int(count)) }
+        let kind = self.openssl.SSL_get_error(self.ssl, count)
         switch kind {
         case OpenSSL.Constant.errorWantRead:
             return .needsInput
@@ -154,6 +180,12 @@ final class TLSEngine {
             self.failure = failure
             return .failed(failure)
         }
+    }
+
+    /// Whether nothing was fed that TLS has not taken and TLS buffers nothing: a read would only ask
+    /// for more input. (`SSL_has_pending` may say yes for a partial record; then the read asks.)
+    private var holdsNothing: Bool {
+        self.openssl.BIO_ctrl_pending(self.input) == 0 && self.openssl.SSL_has_pending(self.ssl) == 0
     }
 
     /// Marks the end of the peer's bytes (TCP EOF): the stream ends, a partial record is dropped.

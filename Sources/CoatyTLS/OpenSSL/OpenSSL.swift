@@ -28,6 +28,7 @@ struct OpenSSL: @unchecked Sendable {
     let BIO_ctrl_pending: @convention(c) (Pointer?) -> Int
     let ERR_get_error: @convention(c) () -> UInt
     let ERR_clear_error: @convention(c) () -> Void
+    let ERR_peek_error: @convention(c) () -> UInt
     let ERR_error_string_n: @convention(c) (UInt, UnsafeMutablePointer<CChar>?, Int) -> Void
     let X509_verify_cert_error_string: @convention(c) (Int) -> UnsafePointer<CChar>?
     let PEM_read_bio_X509: @convention(c) (Pointer?, Raw?, Raw?, Raw?) -> Pointer?
@@ -74,6 +75,7 @@ struct OpenSSL: @unchecked Sendable {
     let SSL_read: @convention(c) (Pointer?, Raw?, Int32) -> Int32
     let SSL_write: @convention(c) (Pointer?, UnsafeRawPointer?, Int32) -> Int32
     let SSL_get_error: @convention(c) (Pointer?, Int32) -> Int32
+    let SSL_has_pending: @convention(c) (Pointer?) -> Int32
     let SSL_shutdown: @convention(c) (Pointer?) -> Int32
     let SSL_ctrl: @convention(c) (Pointer?, Int32, Int, Raw?) -> Int
     let SSL_set1_host: @convention(c) (Pointer?, UnsafePointer<CChar>?) -> Int32
@@ -110,6 +112,7 @@ struct OpenSSL: @unchecked Sendable {
         self.BIO_ctrl_pending = look(crypto, "BIO_ctrl_pending")
         self.ERR_get_error = look(crypto, "ERR_get_error")
         self.ERR_clear_error = look(crypto, "ERR_clear_error")
+        self.ERR_peek_error = look(crypto, "ERR_peek_error")
         self.ERR_error_string_n = look(crypto, "ERR_error_string_n")
         self.X509_verify_cert_error_string = look(crypto, "X509_verify_cert_error_string")
         self.PEM_read_bio_X509 = look(crypto, "PEM_read_bio_X509")
@@ -153,6 +156,7 @@ struct OpenSSL: @unchecked Sendable {
         self.SSL_read = look(ssl, "SSL_read")
         self.SSL_write = look(ssl, "SSL_write")
         self.SSL_get_error = look(ssl, "SSL_get_error")
+        self.SSL_has_pending = look(ssl, "SSL_has_pending")
         self.SSL_shutdown = look(ssl, "SSL_shutdown")
         self.SSL_ctrl = look(ssl, "SSL_ctrl")
         self.SSL_set1_host = look(ssl, "SSL_set1_host")

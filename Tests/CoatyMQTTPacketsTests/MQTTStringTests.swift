@@ -54,6 +54,29 @@ struct MQTTStringTests {
         }
     }
 
+    /// The ASCII fast path scans whole buffers at once: a disallowed byte is found wherever it sits
+    /// in a long string, and the printable range's edges pass.
+    @Test(arguments: [0, 31, 32, 63, 64, 99])
+    func everyPositionOfALongASCIIStringIsChecked(position: Int) throws {
+        for (byte, allowed) in [(0x00, false), (0x1F, false), (0x7F, false), (0x20, true), (0x7E, true)] {
+            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 100)
+            bytes[position] = UInt8(byte)
+            var buffer: [UInt8] = []
+            let string = String(decoding: bytes, as: UTF8.self)
+            if allowed {
+                #expect(try MQTTString.decode(bytes[...]) == string)
+                try MQTTString.encode(string, into: &buffer)
+            } else {
+                #expect(throws: MQTTDecodingError.disallowedCodePoint(UInt32(byte))) {
+                    try MQTTString.decode(bytes[...])
+                }
+                #expect(throws: MQTTEncodingError.disallowedCodePoint(UInt32(byte))) {
+                    try MQTTString.encode(string, into: &buffer)
+                }
+            }
+        }
+    }
+
     @Test func encodingWritesLengthPrefix() throws {
         var buffer: [UInt8] = []
         try MQTTString.encode("\u{FEFF}p", into: &buffer)

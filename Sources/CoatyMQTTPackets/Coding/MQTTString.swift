@@ -24,7 +24,7 @@ package enum MQTTString {
     ///   ``MQTTDecodingError/disallowedCodePoint(_:)`` for a disallowed code point.
     package static func decode(_ bytes: ArraySlice<UInt8>) throws(MQTTDecodingError) -> String {
         // Fast path: printable ASCII needs no further checks.
-        if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+        if Self.isPrintableASCII(bytes) {
             return String(decoding: bytes, as: UTF8.self)
         }
         guard let string = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
@@ -39,10 +39,23 @@ package enum MQTTString {
         let utf8 = string.utf8
         let count = utf8.count
         guard count <= maximumByteCount else { throw .fieldTooLong(count) }
-        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return }
+        if Self.isPrintableASCII(utf8) { return }
         for scalar in string.unicodeScalars where !isAllowed(scalar) {
             throw .disallowedCodePoint(scalar.value)
         }
+    }
+
+    /// Whether every byte is printable ASCII (0x20–0x7E), the strings that need no further checks.
+    ///
+    /// Over contiguous bytes it counts the others without an early exit, so the compiler vectorises
+    /// the loop: it runs for every topic a client publishes on and every one the broker receives.
+    static func isPrintableASCII(_ bytes: some Collection<UInt8>) -> Bool {
+        let counted = bytes.withContiguousStorageIfAvailable { buffer in
+            var others = 0
+            for byte in buffer { others &+= byte &- 0x20 < 0x5F ? 0 : 1 }
+            return others == 0
+        }
+        return counted ?? bytes.allSatisfy { $0 &- 0x20 < 0x5F }
     }
 
     /// Appends `string` with its 2-byte length prefix, after ``validateForEncoding(_:)``.

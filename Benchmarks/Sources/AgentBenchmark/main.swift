@@ -120,8 +120,10 @@ func roundTrips(tls: Bool) async throws {
         }
     }
     for item in series { _ = try await item.tripper.measure(roundTripsPerRound) }
-    for _ in 0..<rounds {
-        for index in series.indices {
+    for round in 0..<rounds {
+        // Every other round runs the series in reverse, so that no series always follows the same
+        // one (whose leftovers, such as a broker's deferred work, it would otherwise always meet).
+        for index in round.isMultiple(of: 2) ? Array(series.indices) : series.indices.reversed() {
             let before = processCPUSeconds()
             series[index].latencies += try await series[index].tripper.measure(roundTripsPerRound)
             series[index].cpu += processCPUSeconds() - before
@@ -130,7 +132,7 @@ func roundTrips(tls: Bool) async throws {
     for item in series { try await item.tripper.close() }
 
     let scheme = tls ? "mqtts://" : "mqtt://"
-    say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round")
+    say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round, reversed every other round")
     for item in series {
         let label = "\(item.kind) via \(item.broker)".padding(toLength: 40, withPad: " ", startingAt: 0)
         let cpu = item.cpu / Double(item.latencies.count) * 1e6

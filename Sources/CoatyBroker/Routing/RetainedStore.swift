@@ -61,6 +61,8 @@ struct RetainedStore: Sendable {
 
     /// Every retained message whose topic matches `filter`, in topic byte order (for reproducible tests).
     func messages(matching filter: TopicFilter) -> [BrokerMessage] {
+        // Most subscriptions find nothing retained (every Coaty request subscribes a response topic).
+        guard !self.messages.isEmpty else { return [] }
         if !filter.hasWildcards {
             return self.messages[Array(filter.rawValue.utf8)].map { [$0] } ?? []
         }

@@ -77,6 +77,14 @@ struct TopicFilterTests {
     ])
     func invalidFiltersSayWhy(filter: String, reason: String) {
         #expect(throws: TopicError(topic: filter, reason: reason)) { try TopicFilter(filter) }
+        #expect(throws: TopicError(topic: filter, reason: reason)) { try TopicFilter.validate(filter) }
+    }
+
+    /// `validate` gives the initialiser's verdict without building a filter.
+    @Test(arguments: ["a", "/", "//", "+", "#", "+/+", "a/+/#", "$SYS/#", "coaty/3/+/RTN/+/c1", "a b/\u{e9}"])
+    func validFiltersPassValidation(filter: String) throws {
+        _ = try TopicFilter(filter)
+        try TopicFilter.validate(filter)
     }
 
     /// Filters are equal exactly when their UTF-8 bytes are, as MQTT compares them [MQTT-4.7.3-4]:

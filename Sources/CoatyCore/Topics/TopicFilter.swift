@@ -70,12 +70,43 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
         // builds its response filter, so this runs once per request.
         var text = rawValue
         let bytes = text.withUTF8 { Array($0) }
-        func failure(_ reason: String) -> TopicError {
-            // The checks keep their order of precedence: U+0000 anywhere is reported first.
-            bytes.contains(0) ? TopicRules.containsNUL(rawValue) : TopicError(topic: rawValue, reason: reason)
-        }
         var levels: [Level] = []
         levels.reserveCapacity(8)
+        try bytes.withUnsafeBufferPointer { buffer throws(TopicError) in
+            try Self.scan(buffer, rawValue: rawValue) { levels.append($0) }
+        }
+        self.storage = Storage(rawValue: rawValue, bytes: bytes, levels: levels)
+    }
+
+    /// Checks `rawValue` against the rules ``init(_:)`` checks, without building a filter: for codecs
+    /// that only pass the text on (a SUBSCRIBE or UNSUBSCRIBE being encoded or decoded).
+    ///
+    /// - Throws: ``TopicError``, as ``init(_:)``.
+    public static func validate(_ rawValue: String) throws(TopicError) {
+        try TopicRules.checkLength(rawValue)
+        var text = rawValue
+        var failure: TopicError?
+        text.withUTF8 { buffer in
+            do throws(TopicError) {
+                try Self.scan(buffer, rawValue: rawValue) { _ in }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Walks the levels of a filter's UTF-8 `bytes` (not empty), handing each to `level`, and throws
+    /// at the first rule broken; U+0000 anywhere is reported before a misplaced wildcard.
+    @inline(__always)
+    private static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        rawValue: String,
+        _ level: (Level) -> Void
+    ) throws(TopicError) {
+        func failure(_ reason: String) -> TopicError {
+            bytes.contains(0) ? TopicRules.containsNUL(rawValue) : TopicError(topic: rawValue, reason: reason)
+        }
         var start = 0
         var index = 0
         var hasHash = false
@@ -89,12 +120,12 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
                     guard isWhole, index == bytes.count else {
                         throw failure("'#' must be a whole level and the last one")
                     }
-                    levels.append(.anyRemainingLevels)
+                    level(.anyRemainingLevels)
                 } else if hasPlus {
                     guard isWhole else { throw failure("'+' must fill a whole level") }
-                    levels.append(.anyLevel)
+                    level(.anyLevel)
                 } else {
-                    levels.append(.literal(start..<index))
+                    level(.literal(start..<index))
                 }
                 if index == bytes.count { break }
                 start = index + 1
@@ -110,7 +141,6 @@ public struct TopicFilter: Sendable, Hashable, CustomStringConvertible {
             index += 1
         }
         if hasNUL { throw TopicRules.containsNUL(rawValue) }
-        self.storage = Storage(rawValue: rawValue, bytes: bytes, levels: levels)
     }
 
     // Equality and hashing use the UTF-8 bytes alone: the levels are derived from them. Not the

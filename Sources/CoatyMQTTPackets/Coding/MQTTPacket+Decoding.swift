@@ -103,7 +103,7 @@ extension MQTTPacket {
     private static func readTopicFilter(_ reader: inout MQTTByteReader) throws(MQTTDecodingError) -> String {
         let filter = try reader.readString()
         do throws(TopicError) {
-            _ = try TopicFilter(filter)
+            try TopicFilter.validate(filter)
         } catch {
             throw .invalidTopic(error)
         }

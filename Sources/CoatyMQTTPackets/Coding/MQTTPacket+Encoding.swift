@@ -50,7 +50,7 @@ extension MQTTPacket {
             var length = 2
             for subscription in subscribe.subscriptions {
                 do throws(TopicError) {
-                    _ = try TopicFilter(subscription.filter)
+                    try TopicFilter.validate(subscription.filter)
                 } catch {
                     throw .invalidTopic(error)
                 }
@@ -75,7 +75,7 @@ extension MQTTPacket {
             var length = 2
             for filter in unsubscribe.filters {
                 do throws(TopicError) {
-                    _ = try TopicFilter(filter)
+                    try TopicFilter.validate(filter)
                 } catch {
                     throw .invalidTopic(error)
                 }

@@ -132,7 +132,9 @@ func roundTrips(tls: Bool) async throws {
     for item in series { try await item.tripper.close() }
 
     let scheme = tls ? "mqtts://" : "mqtt://"
-    say("\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round, reversed every other round")
+    say(
+        "\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round, reversed every other round"
+    )
     for item in series {
         let label = "\(item.kind) via \(item.broker)".padding(toLength: 40, withPad: " ", startingAt: 0)
         let cpu = item.cpu / Double(item.latencies.count) * 1e6

@@ -140,6 +140,7 @@ final class TLSEngine {
 
     /// Decrypts up to `maxBytes` bytes of application data.
     func read(maxBytes: Int) -> ReadStep {
+        // Checked before the buffer is allocated too: most reads after a record find nothing.
         if self.failure == nil, !self.isFinished, self.holdsNothing { return .needsInput }
         var step = ReadStep.Counted.needsInput
         let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in

@@ -74,13 +74,26 @@ final class ParkedConnections: Sendable {
     }
 
     /// Waits until `count` connections are parked (or about to park): for tests.
+    ///
+    /// Returns early when the task is cancelled, so that a test's time limit ends a wait for a count
+    /// that never comes instead of leaving the test run hanging.
     func waitUntil(count: Int) async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let reached = self.state.withLock { state in
-                state.countWaiter = (count, continuation)
-                return state.reachedCount()
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                let reached = self.state.withLock { state -> UnsafeContinuation<Void, Never>? in
+                    // Checked under the lock the cancellation handler takes: one of the two resumes.
+                    if Task.isCancelled { return continuation }
+                    state.countWaiter = (count, continuation)
+                    return state.reachedCount()
+                }
+                reached?.resume()
             }
-            reached?.resume()
+        } onCancel: {
+            let waiter = self.state.withLock { state in
+                defer { state.countWaiter = nil }
+                return state.countWaiter?.continuation
+            }
+            waiter?.resume()
         }
     }
 

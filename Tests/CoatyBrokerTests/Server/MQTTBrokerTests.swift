@@ -66,24 +66,9 @@ struct MQTTBrokerTests {
         for await _ in broker.events() { Issue.record("no events after stop") }
     }
 
-    /// A broker whose deadlines run on `clock`, which only the test moves.
-    private static func configuration(clock: ManualClock) -> MQTTBroker.Configuration {
-        var configuration = MQTTBroker.Configuration()
-        configuration.clock = clock
-        return configuration
-    }
-
-    /// Moves `clock` on by `duration` and returns once the broker's sweeper, woken if its next look
-    /// was due, has looked at every connection and sleeps again.
-    private static func advance(_ clock: ManualClock, by duration: Duration) async {
-        await clock.waitForSleepers(count: 1)
-        clock.advance(by: duration)
-        await clock.waitForSleepers(count: 1)
-    }
-
     @Test func keepAliveExpiryClosesAndPublishesWill() async throws {
         let clock = ManualClock()
-        try await MQTTBroker.withRunning(configuration: Self.configuration(clock: clock)) { broker in
+        try await MQTTBroker.withRunning(configuration: ManualBrokerClock.configuration(clock: clock)) { broker in
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
             try await self.subscribe(&watcher, "status/#", qos: .atLeastOnce)
             let will = MQTTWill(topic: "status/silent", payload: Array("gone".utf8), qos: .atLeastOnce)
@@ -95,9 +80,9 @@ struct MQTTBrokerTests {
             )
             // Nothing is sent. Just short of 1.5 s the connection stays; the sweeper's next look, 250 ms
             // later, closes it and the will goes out.
-            await Self.advance(clock, by: .milliseconds(1499))
+            await ManualBrokerClock.advance(clock, by: .milliseconds(1499))
             #expect(await !silent.isClosedByPeer(timeout: .milliseconds(200)))
-            await Self.advance(clock, by: .milliseconds(250))
+            await ManualBrokerClock.advance(clock, by: .milliseconds(250))
             let packet = try await watcher.receivePacket(timeout: .seconds(5))
             guard case .publish(let publish) = packet else {
                 Issue.record("expected the will, got \(packet)")
@@ -111,17 +96,17 @@ struct MQTTBrokerTests {
 
     @Test func pingsKeepAKeepAliveConnectionOpenAndSilenceClosesIt() async throws {
         let clock = ManualClock()
-        try await MQTTBroker.withRunning(configuration: Self.configuration(clock: clock)) { broker in
+        try await MQTTBroker.withRunning(configuration: ManualBrokerClock.configuration(clock: clock)) { broker in
             // A keep-alive of 2 s allows 3 s of silence. Four gaps of 2.9 s, each ended by a PINGREQ:
             // 11.6 s in all, and the connection stays. The broker counts a packet before it answers
             // it, so the PINGRESP means the deadline has moved.
             var client = try await RawMQTTClient.connected(port: broker.port, clientID: "pinger", keepAlive: 2)
             for _ in 0..<4 {
-                await Self.advance(clock, by: .milliseconds(2900))
+                await ManualBrokerClock.advance(clock, by: .milliseconds(2900))
                 try await client.send(.pingreq)
                 #expect(try await client.receivePacket() == .pingresp)
             }
-            await Self.advance(clock, by: .milliseconds(3000))
+            await ManualBrokerClock.advance(clock, by: .milliseconds(3000))
             #expect(await client.isClosedByPeer())
         }
     }

@@ -1,4 +1,5 @@
 import CoatyMQTTPackets
+import TestSupport
 import Testing
 
 @testable import CoatyBroker
@@ -50,8 +51,11 @@ struct ParkedConnectionTests {
         }
     }
 
+    /// The keep-alive runs on a manual clock: on the real one a loaded machine could let the silent
+    /// client's 1.5 s run out before both clients were parked.
     @Test func aParkedClientsSilencePastItsKeepAliveEndsItWithItsWill() async throws {
-        try await MQTTBroker.withRunning { broker in
+        let clock = ManualClock()
+        try await MQTTBroker.withRunning(configuration: ManualBrokerClock.configuration(clock: clock)) { broker in
             var watcher = try await RawMQTTClient.connected(port: broker.port, clientID: "watcher")
             _ = try await watcher.subscribe("status/#", qos: .atMostOnce)
             let will = MQTTWill(topic: "status/silent", payload: Array("gone".utf8), qos: .atMostOnce)
@@ -62,12 +66,27 @@ struct ParkedConnectionTests {
                 will: will
             )
             await broker.parked.waitUntil(count: 2)
+            await ManualBrokerClock.advance(clock, by: .milliseconds(1750))
             guard case .publish(let publish) = try await watcher.receivePacket(timeout: .seconds(5)) else {
                 Issue.record("expected the will")
                 return
             }
             #expect(publish.topic == "status/silent")
             #expect(await silent.isClosedByPeer())
+        }
+    }
+
+    /// A wait for a count that never comes ends with its task, so a time limit can end the test.
+    @Test func aWaitForAParkedCountEndsWhenItsTaskIsCancelled() async throws {
+        try await MQTTBroker.withRunning { broker in
+            let wait = Task { await broker.parked.waitUntil(count: 5) }
+            wait.cancel()
+            await wait.value
+            let cancelledFirst = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                await broker.parked.waitUntil(count: 5)
+            }
+            await cancelledFirst.value
         }
     }
 

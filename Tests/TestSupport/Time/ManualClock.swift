@@ -22,7 +22,7 @@ package final class ManualClock: Clock, Sendable {
         var now = Instant(offset: .zero)
         var nextID: UInt64 = 0
         var sleepers: [Sleeper] = []
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var watchers: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Mutex(State())
@@ -83,15 +83,29 @@ package final class ManualClock: Clock, Sendable {
         for sleeper in due { sleeper.resume() }
     }
 
-    /// Returns once at least `count` tasks sleep on this clock.
+    /// Returns once at least `count` tasks sleep on this clock, or when the waiting task is cancelled,
+    /// so that a suite's time limit ends a wait for sleepers that never come.
     package func waitForSleepers(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = self.state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
+        let id = self.state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = self.state.withLock { state in
+                    // Checked under the lock the cancellation handler takes: one of the two resumes.
+                    if Task.isCancelled || state.sleepers.count >= count { return true }
+                    state.watchers.append((id, count, continuation))
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            let watcher = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.watchers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.watchers.remove(at: index).continuation
+            }
+            watcher?.resume()
         }
     }
 }

@@ -49,31 +49,9 @@ struct TLSDirectStreamTests {
         let engine: TLSEngine
         let fd: Int32
 
-        init(fd: Int32) throws {
+        init(engine: TLSEngine, fd: Int32) {
+            self.engine = engine
             self.fd = fd
-            self.engine = try TLSEngine(
-                context: TLSContext(TLSConfiguration(role: .client, peerVerification: .none)),
-                peerName: "localhost"
-            )
-        }
-
-        /// Runs both sides of the handshake in memory.
-        func handshake(with server: TLSEngine) throws {
-            var clientDone = false
-            var serverDone = false
-            for _ in 0..<20 where !(clientDone && serverDone) {
-                switch self.engine.handshake() {
-                case .done(let output): clientDone = true; server.feed(output)
-                case .needsInput(let output): server.feed(output)
-                case .failed(let error, _): throw error
-                }
-                switch server.handshake() {
-                case .done(let output): serverDone = true; self.engine.feed(output)
-                case .needsInput(let output): self.engine.feed(output)
-                case .failed(let error, _): throw error
-                }
-            }
-            try #require(clientDone && serverDone)
         }
 
         /// Encrypts each message as a record of its own and writes them all in one go.
@@ -97,21 +75,10 @@ struct TLSDirectStreamTests {
             try #require(socketpair(AF_UNIX, PlatformShims.streamSocketType, 0, &fds) == 0, "errno \(errno)")
             PlatformShims.setNonBlockingCloseOnExec(fds[0])
             self.handle = try self.reactor.register(fd: fds[0])
-            self.client = try MemoryClient(fd: fds[1])
-            let engine = try TLSEngine(
-                context: TLSContext(
-                    TLSConfiguration(
-                        role: .server,
-                        peerVerification: .none,
-                        certificateChain: .file(certificates.path("server.pem")),
-                        privateKey: .file(certificates.path("server.key"))
-                    )
-                ),
-                peerName: "pair"
-            )
-            try self.client.handshake(with: engine)
+            let engines = try MemoryEnginePair(certificates)
+            self.client = MemoryClient(engine: engines.client, fd: fds[1])
             let tcp = TCPConnection(handle: self.handle, remoteDescription: "pair", acknowledgesAtOnce: false)
-            self.server = TLSConnection(tcp: tcp, engine: engine)
+            self.server = TLSConnection(tcp: tcp, engine: engines.server)
         }
 
         /// Has the client send `messages`, each a record of its own, in one write, then reports them

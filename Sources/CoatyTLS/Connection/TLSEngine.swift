@@ -41,6 +41,16 @@ final class TLSEngine {
             case end
             case failed(TLSError)
         }
+
+        /// `counted`, with `bytes` as the data it counted.
+        init(_ counted: Counted, bytes: [UInt8]) {
+            switch counted {
+            case .data: self = .data(bytes)
+            case .needsInput: self = .needsInput
+            case .end: self = .end
+            case .failed(let failure): self = .failed(failure)
+            }
+        }
     }
 
     /// Creates the state of one connection.
@@ -140,32 +150,36 @@ final class TLSEngine {
 
     /// Decrypts up to `maxBytes` bytes of application data.
     func read(maxBytes: Int) -> ReadStep {
-        // Checked before the buffer is allocated too: most reads after a record find nothing.
-        if self.failure == nil, !self.isFinished, self.holdsNothing { return .needsInput }
+        // Before a buffer is allocated: most reads after a record find nothing.
+        if let answer = self.answerWithoutOpenSSL { return ReadStep(answer, bytes: []) }
         var step = ReadStep.Counted.needsInput
         let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
-            step = self.read(into: UnsafeMutableRawBufferPointer(buffer))
+            step = self.readFromOpenSSL(into: UnsafeMutableRawBufferPointer(buffer))
             initialized = 0
             if case .data(let count) = step { initialized = count }
         }
-        switch step {
-        case .data: return .data(bytes)
-        case .needsInput: return .needsInput
-        case .end: return .end
-        case .failed(let failure): return .failed(failure)
-        }
+        return ReadStep(step, bytes: bytes)
     }
 
     /// Decrypts application data into `buffer` (not empty): `.data` holds the number of bytes
     /// written to its start.
-    ///
-    /// With nothing fed and nothing buffered, it answers `.needsInput` without asking OpenSSL: the
-    /// common case after a record has been read, and one that would otherwise cost a failed
-    /// `SSL_read` and its error bookkeeping for every message.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadStep.Counted {
+        self.answerWithoutOpenSSL ?? self.readFromOpenSSL(into: buffer)
+    }
+
+    /// What a read answers without asking OpenSSL, or `nil`: the failure or end already met, or
+    /// `.needsInput` with nothing fed and nothing buffered. That is the common case after a record has
+    /// been read, and one that would otherwise cost a failed `SSL_read` and its error bookkeeping for
+    /// every message.
+    private var answerWithoutOpenSSL: ReadStep.Counted? {
         if let failure = self.failure { return .failed(failure) }
         if self.isFinished { return .end }
         if self.holdsNothing { return .needsInput }
+        return nil
+    }
+
+    /// One `SSL_read` into `buffer`, and what it came to.
+    private func readFromOpenSSL(into buffer: UnsafeMutableRawBufferPointer) -> ReadStep.Counted {
         self.openssl.clearErrors()
         let count = self.openssl.SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if count > 0 { return .data(Int(count)) }

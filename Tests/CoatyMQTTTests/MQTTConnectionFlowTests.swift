@@ -142,7 +142,9 @@ extension MQTTConnectionFakeBrokerTests {
         let outcome = Mutex<(error: TransportError, elapsed: Duration)?>(nil)
         _ = try await self.withFakeBroker(
             configure: {
-                $0.keepAlive = .seconds(3)
+                // A keep-alive far beyond the timeout: on a starved machine a short one could run out
+                // first and close the connection for another reason.
+                $0.keepAlive = .seconds(60)
                 $0.acknowledgementTimeout = .milliseconds(600)
             },
             broker: { session in

@@ -96,6 +96,21 @@ public struct CallEvent: Sendable {
             self.filter = container.contains(.filter) ? try container.decode(ContextFilter.self, forKey: .filter) : nil
         }
 
+        /// Without a context filter (the usual Call): the parameters as parsed, if an array or object.
+        static func decodeDirectly(_ tree: AnyCodable) -> Payload? {
+            guard case .object(let members) = tree, members["filter"] == nil else { return nil }
+            let parameters = members["parameters"]
+            switch parameters {
+            case nil, .array?, .object?: return Payload(parameters: parameters, filter: nil)
+            default: return nil
+            }
+        }
+
+        func encodeDirectly(with encoder: CoatyJSONEncoder) throws -> [UInt8]? {
+            guard self.filter == nil else { return nil }
+            return try encoder.encodeMembers(["parameters": self.parameters])
+        }
+
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeIfPresent(self.parameters, forKey: .parameters)
@@ -259,6 +274,19 @@ public struct ReturnEvent: Sendable {
             } else {
                 self.executionInfo = nil
             }
+        }
+
+        /// A result (the usual Return): taken as parsed, with the execution info if present.
+        static func decodeDirectly(_ tree: AnyCodable) -> Payload? {
+            guard case .object(let members) = tree, members["error"] == nil, let result = members["result"] else {
+                return nil
+            }
+            return Payload(outcome: .result(result), executionInfo: members["executionInfo"])
+        }
+
+        func encodeDirectly(with encoder: CoatyJSONEncoder) throws -> [UInt8]? {
+            guard case .result(let value) = self.outcome else { return nil }
+            return try encoder.encodeMembers(["result": value, "executionInfo": self.executionInfo])
         }
 
         func encode(to encoder: any Encoder) throws {

@@ -27,7 +27,23 @@ struct ResponseRoute: Sendable {
 }
 
 /// An event's wire payload: encoded to and decoded from JSON.
-protocol WirePayload: Codable, Sendable {}
+///
+/// A payload of a common shape may also read and write its JSON tree directly, without `Decoder`
+/// and `Encoder` containers: for the small payloads of a request and its response, the containers
+/// took most of the coding time (see Docs/Benchmarks.md). The direct forms must give what the
+/// `Codable` ones give, and may decline any input; `Codable` then handles it and reports its errors.
+protocol WirePayload: Codable, Sendable {
+    /// The payload read from its parsed JSON, or `nil` to decode it with `init(from:)`.
+    static func decodeDirectly(_ tree: AnyCodable) -> Self?
+    /// The payload's JSON text written with `encoder` directly, or `nil` to encode it with
+    /// `encode(to:)`.
+    func encodeDirectly(with encoder: CoatyJSONEncoder) throws -> [UInt8]?
+}
+
+extension WirePayload {
+    static func decodeDirectly(_ tree: AnyCodable) -> Self? { nil }
+    func encodeDirectly(with encoder: CoatyJSONEncoder) throws -> [UInt8]? { nil }
+}
 
 extension CommunicationError {
     static func invalid(_ message: String) -> CommunicationError {

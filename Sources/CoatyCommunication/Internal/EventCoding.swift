@@ -18,14 +18,27 @@ package enum EventCoding {
         }
     }
 
-    /// Decodes a payload, decoding objects with `family`.
-    static func decode<Payload: Decodable>(
+    /// Encodes an event payload, directly when it can (``WirePayload/encodeDirectly(with:)``).
+    static func encode<Payload: WirePayload>(_ payload: Payload) throws(CommunicationError) -> [UInt8] {
+        do {
+            let encoder = CoatyJSONEncoder()
+            return try payload.encodeDirectly(with: encoder) ?? encoder.encodeBytes(payload)
+        } catch {
+            throw CommunicationError(.invalidEvent, "cannot encode event data: \(error)", underlying: error)
+        }
+    }
+
+    /// Decodes an event payload, decoding objects with `family`; directly when the payload can
+    /// (``WirePayload/decodeDirectly(_:)``).
+    static func decode<Payload: WirePayload>(
         _ type: Payload.Type,
         from bytes: [UInt8],
         family: ObjectFamily
     ) throws(CommunicationError) -> Payload {
         do {
-            return try CoatyJSONDecoder(family: family).decode(Payload.self, from: bytes)
+            let decoder = CoatyJSONDecoder(family: family)
+            let tree = try AnyCodable(json: bytes, maximumDepth: decoder.maximumDepth)
+            return try Payload.decodeDirectly(tree) ?? decoder.decode(Payload.self, fromValue: tree)
         } catch let error as CommunicationError {
             throw error
         } catch {

@@ -7,10 +7,24 @@ extension MQTTConnection {
     /// Writes queued packets until the connection fails or the task is cancelled.
     ///
     /// Each write takes the whole outbound buffer, so packets queued while a write is in progress go
-    /// out together in the next one. The batch buffer is reused unless a burst made it large.
+    /// out together in the next one. The batch buffer is reused unless a burst made it large. What a
+    /// task sending directly left over (see ``wake(_:)``) goes first.
     func runWriter() async {
         var batch: [UInt8] = []
         while true {
+            let left = self.leftover.withLock { leftover in
+                defer { leftover = [] }
+                return leftover
+            }
+            if !left.isEmpty, let direct = self.directSocket {
+                do {
+                    try await direct.writeLeftover(left)
+                } catch {
+                    self.fail(self.lost(error))
+                    return
+                }
+                self.noteWritten()
+            }
             switch self.machine.withLock({ $0.takeOutbound(swapping: &batch) }) {
             case .stop:
                 return
@@ -28,9 +42,7 @@ extension MQTTConnection {
                     self.fail(self.lost(error))
                     return
                 }
-                let now = self.clock.now
-                let flushed = self.machine.withLock { $0.written(at: now) }
-                for token in flushed { self.waiters.resume(token) }
+                self.noteWritten()
                 if batch.capacity > 4 * MQTTClientStateMachine.outboundHighWater {
                     batch = []
                 } else {
@@ -38,5 +50,12 @@ extension MQTTConnection {
                 }
             }
         }
+    }
+
+    /// Tells the machine that a batch went out, and resumes the waiters that waited for it (a graceful
+    /// close waits for its DISCONNECT).
+    func noteWritten() {
+        let now = self.clock.now
+        for token in self.machine.withLock({ $0.written(at: now) }) { self.waiters.resume(token) }
     }
 }

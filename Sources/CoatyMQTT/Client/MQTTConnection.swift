@@ -15,7 +15,9 @@ import Synchronization
 /// under the tokens the machine names. Four loops run as child tasks of ``MQTTTransport``'s task group:
 /// - the **reader** (`MQTTConnection+Reader.swift`) decodes packets and hands them to the machine;
 /// - the **writer** (`MQTTConnection+Writer.swift`) takes everything queued in the outbound buffer and
-///   writes it with one system call, so packets queued while a write is in progress are coalesced;
+///   writes it with one system call, so packets queued while a write is in progress are coalesced.
+///   Over TCP and TLS, a task that queues a packet while the writer waits sends it itself instead of
+///   waking the writer, as long as the socket takes it at once (see ``wake(_:)``);
 /// - the **keep-alive** loop and the **acknowledgement watchdog** (`MQTTConnection+KeepAlive.swift`)
 ///   tick the machine at the instants it asks for, on the configured clock.
 ///
@@ -23,6 +25,11 @@ import Synchronization
 /// acknowledgement) closes the socket and fails every pending and later operation.
 package final class MQTTConnection: TransportConnection, Sendable {
     let socket: any ByteStreamConnection
+    /// The socket, when it can send from any thread without waiting (TCP, TLS): see ``wake(_:)``.
+    let directSocket: (any DirectByteStream)?
+    /// Bytes a direct send left over (``DirectByteStream/sendWithoutWaiting(_:)``), for the writer
+    /// to send first when it is woken.
+    let leftover = Mutex<[UInt8]>([])
     let configuration: MQTTTransport.Configuration
     let broker: MQTTBrokerAddress
     let onMessage: @Sendable (TransportMessage) -> Void
@@ -37,6 +44,7 @@ package final class MQTTConnection: TransportConnection, Sendable {
         onMessage: @escaping @Sendable (TransportMessage) -> Void
     ) {
         self.socket = socket
+        self.directSocket = socket as? any DirectByteStream
         self.broker = broker
         self.configuration = configuration
         self.onMessage = onMessage
@@ -207,9 +215,41 @@ package final class MQTTConnection: TransportConnection, Sendable {
         }
     }
 
-    /// Wakes the writer if the machine says it waits.
+    /// Gets what is queued written when the machine names the waiting writer: by the calling task,
+    /// when the socket can take it at once, else by waking the writer.
+    ///
+    /// The token makes the caller the connection's only writer: the machine hands it out once, and
+    /// until it is given back (``MQTTClientStateMachine/writerWaits(_:)``) or the writer is woken
+    /// with it, queueing names no writer. Sending from here saves waking the writer's task for each
+    /// packet, which on a request and its response is a thread switch per message.
     func wake(_ writer: WaiterToken?) {
-        if let writer { self.waiters.resume(writer) }
+        guard let writer else { return }
+        guard let direct = self.directSocket else {
+            self.waiters.resume(writer)
+            return
+        }
+        var batch: [UInt8] = []
+        while true {
+            switch self.machine.withLock({ $0.takeOutbound(swapping: &batch) }) {
+            case .stop:
+                self.waiters.resume(writer)
+                return
+            case .idle:
+                // Given back to the machine, unless something was queued since: then go on.
+                guard case .ready = self.machine.withLock({ $0.writerWaits(writer) }) else { return }
+            case .write(let drained):
+                for token in drained { self.waiters.resume(token) }
+                let left = direct.sendWithoutWaiting(batch)
+                guard left.isEmpty else {
+                    // The writer sends the rest first; nothing else is written before it runs.
+                    self.leftover.withLock { $0 = left }
+                    self.waiters.resume(writer)
+                    return
+                }
+                self.noteWritten()
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
     }
 
     /// Resumes the waiters named by the machine.

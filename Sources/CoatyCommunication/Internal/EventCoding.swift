@@ -14,7 +14,7 @@ package enum EventCoding {
         do {
             return try CoatyJSONEncoder().encodeBytes(payload)
         } catch {
-            throw CommunicationError(.invalidEvent, "cannot encode event data: \(error)", underlying: error)
+            throw Self.encodingFailure(error)
         }
     }
 
@@ -24,8 +24,12 @@ package enum EventCoding {
             let encoder = CoatyJSONEncoder()
             return try payload.encodeDirectly(with: encoder) ?? encoder.encodeBytes(payload)
         } catch {
-            throw CommunicationError(.invalidEvent, "cannot encode event data: \(error)", underlying: error)
+            throw Self.encodingFailure(error)
         }
+    }
+
+    private static func encodingFailure(_ error: any Error) -> CommunicationError {
+        CommunicationError(.invalidEvent, "cannot encode event data: \(error)", underlying: error)
     }
 
     /// Decodes an event payload, decoding objects with `family`; directly when the payload can

@@ -52,14 +52,6 @@ struct ReactorLoadTests {
         #expect(load.hasRoom)
     }
 
-    /// Long rounds with hardly any wait between them are load.
-    @Test func longRoundsBackToBackLeaveNoRoom() {
-        var load = ReactorLoad()
-        var now: Int64 = 1_000
-        self.feed(&load, rounds: 50, busy: 2_000_000, idle: 10_000, from: &now)
-        #expect(!load.hasRoom)
-    }
-
     @Test func onlyALoneReportIsHandledOnTheThread() {
         let load = ReactorLoad()
         #expect(load.mayHandleReads(reports: 1))

@@ -12,7 +12,9 @@ public protocol Transport: Sendable {
     /// - Parameters:
     ///   - options: The client identity and last will for this connection.
     ///   - onMessage: Called for every message received on an active subscription, in the order of
-    ///     arrival, synchronously from the transport's receive path. It must not block.
+    ///     arrival, synchronously from the transport's receive path. It must not block: our MQTT
+    ///     transport calls it on the process's socket thread (the reactor) for small reads, where
+    ///     every connection's traffic waits while it runs.
     ///   - body: Works with the open connection. When the connection is lost while `body` runs, every
     ///     pending and later operation on the connection throws, ``TransportConnection/waitUntilClosed()``
     ///     returns, and once `body` has ended `withConnection` throws a ``TransportError`` with code

@@ -9,8 +9,9 @@ public import CoatyModel
 /// task. Over the in-process transport a whole Call → Return round trip then runs without a single
 /// task switch (see Docs/Benchmarks.md).
 ///
-/// A handler must not block and should be quick: it runs on the transport's receive path (for MQTT,
-/// the connection's reader), so inbound traffic waits while it runs. It may be called concurrently
+/// A handler must not block and should be quick: it runs on the transport's receive path (for MQTT
+/// over TCP or TLS, usually the process's one socket thread, the reactor), so inbound traffic, of
+/// every connection of the process, waits while it runs. It may be called concurrently
 /// for events arriving through different paths, and it must do any asynchronous work elsewhere, for
 /// example by observing the stream instead. An error it throws is logged with the event's topic.
 extension CommunicationManager {

@@ -14,6 +14,7 @@ import Synchronization
 /// and performs the actions it returns, after releasing the lock. Tasks wait in a `WaiterRegistry`
 /// under the tokens the machine names. Four loops run as child tasks of ``MQTTTransport``'s task group:
 /// - the **reader** (`MQTTConnection+Reader.swift`) decodes packets and hands them to the machine;
+///   over TCP and TLS the reactor's thread does this for a small read while the reader waits;
 /// - the **writer** (`MQTTConnection+Writer.swift`) takes everything queued in the outbound buffer and
 ///   writes it with one system call, so packets queued while a write is in progress are coalesced.
 ///   Over TCP and TLS, a task that queues a packet while the writer waits sends it itself instead of

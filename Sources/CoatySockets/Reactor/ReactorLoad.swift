@@ -17,9 +17,17 @@ struct ReactorLoad {
     private var wokeAt: Int64?
     private var waitingSince: Int64?
 
+    /// The most one round adds to ``busy``: 250 µs, far more than the thread takes to handle a lone
+    /// message. A longer round is the thread being preempted (on a machine with fewer cores than busy
+    /// threads, a scheduler slice is milliseconds), not load: counted whole, one such round took the
+    /// room away for the next few dozen messages, whose reads and every forward then went through
+    /// tasks, just when the machine was already short of time. Under real load the waits shrink, so
+    /// capped rounds still leave no room.
+    static let longestCountedRound: Int64 = 250_000
+
     /// The thread goes to wait for readiness at `now`.
     mutating func waiting(at now: Int64) {
-        if let wokeAt { self.busy += (now - wokeAt - self.busy) >> 4 }
+        if let wokeAt { self.busy += (min(now - wokeAt, Self.longestCountedRound) - self.busy) >> 4 }
         self.waitingSince = now
     }
 

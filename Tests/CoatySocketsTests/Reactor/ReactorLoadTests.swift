@@ -52,6 +52,26 @@ struct ReactorLoadTests {
         #expect(load.hasRoom)
     }
 
+    /// A request/response exchange over TLS: about 30 µs handling each message, 70 µs waiting for the
+    /// answer. One round in which the thread was preempted for 5 ms must not take the room away.
+    @Test func aPreemptedRoundDoesNotTakeTheRoomAway() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        self.feed(&load, rounds: 50, busy: 30_000, idle: 70_000, from: &now)
+        #expect(load.hasRoom)
+        self.feed(&load, rounds: 1, busy: 5_000_000, idle: 70_000, from: &now)
+        self.feed(&load, rounds: 1, busy: 30_000, idle: 70_000, from: &now)
+        #expect(load.hasRoom)
+    }
+
+    /// Long rounds with hardly any wait between them are load, capped or not.
+    @Test func longRoundsBackToBackLeaveNoRoom() {
+        var load = ReactorLoad()
+        var now: Int64 = 1_000
+        self.feed(&load, rounds: 50, busy: 2_000_000, idle: 10_000, from: &now)
+        #expect(!load.hasRoom)
+    }
+
     @Test func onlyALoneReportIsHandledOnTheThread() {
         let load = ReactorLoad()
         #expect(load.mayHandleReads(reports: 1))

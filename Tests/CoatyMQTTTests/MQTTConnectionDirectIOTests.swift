@@ -107,3 +107,47 @@ extension MQTTConnectionFakeBrokerTests {
         return hasher.finalize()
     }
 }
+
+/// Small reads are handled on the reactor's thread while the reader's task waits (`runReader`).
+extension MQTTConnectionFakeBrokerTests {
+    /// A message delivered there runs outside any task. The reactor hands a read to the task when
+    /// it is busy with other sockets (the suite runs in parallel), so of 20 messages sent one at a
+    /// time at least one must arrive that way, and all must arrive, in order.
+    @Test func smallMessagesAreDeliveredOnTheReactorsThread() async throws {
+        let (delivered, delivery) = AsyncStream<(payload: [UInt8], outsideTask: Bool)>.makeStream()
+        try await self.withFakeBroker(
+            broker: { session in
+                try await session.acceptConnect()
+                var acknowledged = 0
+                while acknowledged < 20 {
+                    let publish = MQTTPublishPacket(
+                        topic: "small",
+                        payload: [UInt8(acknowledged)],
+                        qos: .atLeastOnce,
+                        packetID: UInt16(acknowledged + 1)
+                    )
+                    try await session.send(.publish(publish))
+                    guard try await session.read() == .puback(UInt16(acknowledged + 1)) else { return }
+                    acknowledged += 1
+                }
+                while let packet = try await session.read(), packet != .disconnect {}
+            },
+            client: { transport in
+                try await transport.withConnection(
+                    .init(clientID: "inline"),
+                    onMessage: { message in
+                        delivery.yield((message.payload, withUnsafeCurrentTask { $0 == nil }))
+                    }
+                ) { _ in
+                    var received: [(payload: [UInt8], outsideTask: Bool)] = []
+                    for await item in delivered {
+                        received.append(item)
+                        if received.count == 20 { break }
+                    }
+                    #expect(received.map(\.payload) == (0..<20).map { [UInt8($0)] })
+                    #expect(received.contains { $0.outsideTask })
+                }
+            }
+        )
+    }
+}

@@ -81,14 +81,16 @@ struct MQTTConnectionClockTests {
             var iterator = messages.makeAsyncIterator()
             #expect(await iterator.next()?.topic == "after/pingresp")
             await clock.waitForSleepers(count: 1)
-            clock.advance(by: .seconds(5))
-            await clock.waitForSleepers(count: 1)
-            #expect(connection.failure == nil)
-            // The next keep-alive sends the next PINGREQ.
+            // At the first PINGREQ's deadline (10 s) the connection lives on and sends the next one,
+            // half a keep-alive after the PINGRESP; then the keep-alive sleeps until that one's
+            // deadline, 15 s, which the test reaches only after closing the connection, to let the
+            // keep-alive see that and end.
             clock.advance(by: .seconds(5))
             await stream.waitUntilWritten { $0 == pingreq + pingreq }
+            await clock.waitForSleepers(count: 1)
             #expect(connection.failure == nil)
             connection.fail(TransportError(.connectionClosed, "the test is over"))
+            clock.advance(by: .seconds(5))
         }
         #expect(connection.failure?.code == .connectionClosed)
     }

@@ -12,7 +12,9 @@ final class ScriptedStream: ByteStreamConnection {
         var isGateOpen = false
         var gateWaiters: [CheckedContinuation<Void, any Error>] = []
         var written: [UInt8] = []
-        var writtenWaiters: [(until: @Sendable ([UInt8]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+        var writtenWaiters:
+            [(id: Int, until: @Sendable ([UInt8]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiterID = 0
         var isClosed = false
     }
 
@@ -42,15 +44,27 @@ final class ScriptedStream: ByteStreamConnection {
         reader?.resume(returning: bytes)
     }
 
-    /// Returns once what has been written satisfies `condition`.
+    /// Returns once what has been written satisfies `condition`, or the task is cancelled (a suite's
+    /// time limit), so that a write that never comes fails the test instead of hanging it.
     func waitUntilWritten(_ condition: @escaping @Sendable ([UInt8]) -> Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = self.state.withLock { state in
-                if condition(state.written) { return true }
-                state.writtenWaiters.append((condition, continuation))
-                return false
+        let id = self.state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = self.state.withLock { state in
+                    if condition(state.written) || Task.isCancelled { return true }
+                    state.writtenWaiters.append((id, condition, continuation))
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            let waiter = self.state.withLock { state in
+                state.writtenWaiters.firstIndex { $0.id == id }.map { state.writtenWaiters.remove(at: $0) }
+            }
+            waiter?.continuation.resume()
         }
     }
 

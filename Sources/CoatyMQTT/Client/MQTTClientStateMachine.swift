@@ -48,6 +48,9 @@ struct MQTTClientStateMachine: Sendable {
     /// the reader, whose packets queue acknowledgements: a broker that floods QoS 1 PUBLISHes and never
     /// reads our PUBACKs would otherwise grow the buffer without bound (4 bytes a message).
     static let outboundHighWater = 1 << 20
+    /// The most storage a writer's emptied batch keeps for the next one; a burst's larger batch is
+    /// let go.
+    static let largestKeptBatch = 4 * outboundHighWater
 
     /// The broker, for messages.
     let broker: MQTTBrokerAddress
@@ -318,9 +321,19 @@ struct MQTTClientStateMachine: Sendable {
 
     /// The writer takes everything queued, swapping it with its (empty) `batch`; the drain waiters are
     /// resumed, as the buffer is empty now.
+    ///
+    /// With nothing queued, an emptied `batch` with more room than the buffer (and at most
+    /// ``largestKeptBatch``) takes the buffer's place: a task that sent directly
+    /// (`MQTTConnection.wake(_:)`) held its batch for one send only, and leaves its storage to the
+    /// next packets queued instead of having the first of them allocate a buffer.
     mutating func takeOutbound(swapping batch: inout [UInt8]) -> WriterAction {
         let action = self.withLink { link, _ -> WriterAction in
-            if link.outbound.isEmpty { return .idle }
+            if link.outbound.isEmpty {
+                if batch.isEmpty, batch.capacity > link.outbound.capacity, batch.capacity <= Self.largestKeptBatch {
+                    swap(&link.outbound, &batch)
+                }
+                return .idle
+            }
             swap(&link.outbound, &batch)
             defer { link.drainWaiters = [] }
             return .write(drained: link.drainWaiters)

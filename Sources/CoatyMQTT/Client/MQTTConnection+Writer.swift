@@ -32,7 +32,7 @@ extension MQTTConnection {
                     return
                 }
                 self.noteWritten()
-                if batch.capacity > 4 * MQTTClientStateMachine.outboundHighWater {
+                if batch.capacity > MQTTClientStateMachine.largestKeptBatch {
                     batch = []
                 } else {
                     batch.removeAll(keepingCapacity: true)

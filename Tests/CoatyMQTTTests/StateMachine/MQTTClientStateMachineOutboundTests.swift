@@ -51,6 +51,29 @@ struct MQTTClientStateMachineOutboundTests {
         #expect(machine.releaseWriter() == nil)
     }
 
+    /// A writer that finds nothing queued leaves its emptied batch's storage to the next packets
+    /// queued (a direct send's batch lives for one send), unless a burst made the batch large.
+    @Test func anIdleWriterLeavesItsEmptiedBatchToTheQueue() throws {
+        var machine = Driver.connected()
+        var batch: [UInt8] = []
+        batch.reserveCapacity(4_096)
+        let room = batch.capacity
+        #expect(machine.takeOutbound(swapping: &batch) == .idle)
+        #expect(Driver.link(of: machine)?.outbound.capacity == room)
+        #expect(batch.capacity < room)
+        // The next packet goes into that storage, and the writer takes it as usual.
+        #expect(machine.publishAtMostOnce(Driver.publication(.atMostOnce)).queuedWaking == .some(nil))
+        #expect(Driver.link(of: machine)?.outbound.capacity == room)
+        #expect(try Driver.written(by: &machine).count == 1)
+        // A batch above the kept size stays with the writer, to be let go.
+        var large: [UInt8] = []
+        large.reserveCapacity(MQTTClientStateMachine.largestKeptBatch + 1)
+        let largeRoom = large.capacity
+        #expect(machine.takeOutbound(swapping: &large) == .idle)
+        #expect(large.capacity == largeRoom)
+        #expect((Driver.link(of: machine)?.outbound.capacity ?? .max) < largeRoom)
+    }
+
     /// The writer checks again before it waits: a packet queued since it looked means no wait.
     @Test func aWriterThatFindsPacketsQueuedDoesNotWait() {
         var machine = Driver.connected()

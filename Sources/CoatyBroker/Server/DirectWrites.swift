@@ -33,16 +33,28 @@ struct DirectWrites {
     /// publishes the call in one write, and the call then leaves a system call earlier than the
     /// SUBACK. Each connection's packets keep their order; MQTT orders nothing across connections.
     mutating func perform(traffic: BrokerTraffic, logger: CoatyLogger, last: Outbox) {
+        self.performOthers(traffic: traffic, logger: logger, own: last)
+        guard !self.outboxes.isEmpty else { return }
+        last.writeDirectly(traffic: traffic, logger: logger)
+        self.outboxes.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the claimed outboxes of other clients now and keeps `own` claimed for the end of the
+    /// read: called before a packet that routes nothing but takes time, such as a SUBSCRIBE or an
+    /// UNSUBSCRIBE, so that what an earlier PUBLISH of the same read routed does not wait for it.
+    /// A Coaty request's write carries its response subscription, the request and the release of
+    /// the previous request's response subscription.
+    mutating func performOthers(traffic: BrokerTraffic, logger: CoatyLogger, own: Outbox) {
         guard !self.outboxes.isEmpty else { return }
         var ownIsClaimed = false
         for outbox in self.outboxes {
-            if outbox === last {
+            if outbox === own {
                 ownIsClaimed = true
             } else {
                 outbox.writeDirectly(traffic: traffic, logger: logger)
             }
         }
-        if ownIsClaimed { last.writeDirectly(traffic: traffic, logger: logger) }
         self.outboxes.removeAll(keepingCapacity: true)
+        if ownIsClaimed { self.outboxes.append(own) }
     }
 }

@@ -57,6 +57,12 @@ struct PacketHandler {
                 }
                 return .close(.protocolViolation("\(error)"))
             }
+            switch packet {
+            case .subscribe, .unsubscribe:
+                state.directWrites?.performOthers(traffic: self.broker.traffic, logger: self.broker.logger, own: outbox)
+            default:
+                break
+            }
             if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
                 return .close(reason)
             }

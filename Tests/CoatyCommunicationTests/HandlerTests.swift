@@ -94,17 +94,40 @@ struct HandlerTests {
     }
 
     /// Over a connection that takes unsubscriptions without waiting, a finished request's response
-    /// subscription is gone by the time `first(timeout:)` returns.
-    @Test func finishedRequestsReleaseTheirResponseSubscriptionsAtOnce() async throws {
-        try await withOnlineManagers(count: 2) { managers, bus in
-            let registration = try await managers[1].handleCalls("com.example.noop") { try $0.returnResult(nil) }
+    /// subscription is held until the next request, whose write takes it along: after each call only
+    /// the last one's is left.
+    @Test func finishedRequestsReleaseTheirResponseSubscriptionsWithTheNextRequest() async throws {
+        let (caller, callee, bus) = Self.callerAndCallee(releaseHoldTime: .seconds(3_600)) { $0 }
+        try await withOnline([caller, callee]) {
+            let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
-            let clientID = managers[0].clientID
             for _ in 0..<20 {
-                _ = try await managers[0].call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
-                let filters = Self.filters(of: clientID, on: bus)
-                #expect(filters.allSatisfy { !$0.contains("/RTN/") }, "left over: \(filters)")
+                _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+                let filters = Self.filters(of: caller.clientID, on: bus).filter { $0.contains("/RTN/") }
+                #expect(filters.count == 1, "left over: \(filters)")
             }
+        }
+    }
+
+    /// A held release that no request takes along goes out on its own once the hold time is over.
+    @Test(.timeLimit(.minutes(1)))
+    func aHeldReleaseGoesOutAfterTheHoldTime() async throws {
+        let log = EntryLog()
+        let (unsubscribed, unsubscribe) = AsyncStream.makeStream(of: [TopicFilter].self)
+        let (caller, callee, bus) = Self.callerAndCallee(releaseHoldTime: .milliseconds(20)) {
+            RecordingConnection(base: $0, log: log, unsubscribed: unsubscribe)
+        }
+        try await withOnline([caller, callee]) {
+            let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
+            defer { registration.cancel() }
+            _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+            var iterator = unsubscribed.makeAsyncIterator()
+            let released = await iterator.next()
+            #expect(released?.count == 1 && released?.first?.rawValue.contains("/RTN/") == true)
+            let filters = Self.filters(of: caller.clientID, on: bus).filter { $0.contains("/RTN/") }
+            #expect(filters.isEmpty, "left over: \(filters)")
+            // On its own: not inside a request's write.
+            #expect(log.entries.withLock { $0.last } == "unsubscribe /RTN")
         }
     }
 
@@ -136,27 +159,37 @@ struct HandlerTests {
 
     /// A request's response subscription and the request itself are handed to the connection inside
     /// one `coalescingWrites` call, so that an MQTT connection writes them together.
+    /// The next request's write also takes the finished one's release, after the request.
     @Test func aRequestsSubscriptionAndPublicationAreHandedOverTogether() async throws {
         let log = EntryLog()
-        let (caller, callee, _) = Self.callerAndCallee { RecordingConnection(base: $0, log: log) }
+        let (caller, callee, _) = Self.callerAndCallee(releaseHoldTime: .seconds(3_600)) {
+            RecordingConnection(base: $0, log: log)
+        }
         try await withOnline([caller, callee]) {
             let registration = try await callee.handleCalls("com.example.noop") { try $0.returnResult(nil) }
             defer { registration.cancel() }
             log.entries.withLock { $0 = [] }
             _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
             let entries = log.entries.withLock { $0 }
-            #expect(Array(entries.prefix(4)) == ["begin", "subscribe /RTN", "publish /CLL:", "end"], "\(entries)")
+            #expect(entries == ["begin", "subscribe /RTN", "publish /CLL:", "end"])
+            log.entries.withLock { $0 = [] }
+            _ = try await caller.call(CallEvent(operation: "com.example.noop")).first(timeout: .seconds(5))
+            let next = log.entries.withLock { $0 }
+            #expect(next == ["begin", "subscribe /RTN", "publish /CLL:", "unsubscribe /RTN", "end"])
         }
     }
 
     /// A caller whose connections are wrapped by `wrap` and a plain callee, on one in-process bus.
     private static func callerAndCallee(
+        releaseHoldTime: Duration = .milliseconds(20),
         wrap: @escaping @Sendable (any TransportConnection) -> any TransportConnection
     ) -> (caller: CommunicationManager, callee: CommunicationManager, bus: InProcessBus) {
         let bus = InProcessBus()
+        var configuration = CommunicationManager.Configuration(identity: Identity(name: "caller"))
+        configuration.releaseHoldTime = releaseHoldTime
         let caller = CommunicationManager(
             transport: WrappingTransport(base: InProcessTransport(bus: bus), wrap: wrap),
-            configuration: .init(identity: Identity(name: "caller"))
+            configuration: configuration
         )
         let callee = CommunicationManager(
             transport: InProcessTransport(bus: bus),
@@ -189,6 +222,8 @@ private struct WaitingUnsubscribeConnection: TransportConnection {
 private struct RecordingConnection: TransportConnection {
     let base: any TransportConnection
     let log: EntryLog
+    /// Told each unsubscription handed over without waiting.
+    var unsubscribed: AsyncStream<[TopicFilter]>.Continuation?
 
     private func record(_ entry: String) { self.log.entries.withLock { $0.append(entry) } }
 
@@ -208,7 +243,9 @@ private struct RecordingConnection: TransportConnection {
     }
     func unsubscribe(from filters: [TopicFilter]) async throws { try await self.base.unsubscribe(from: filters) }
     func unsubscribeWithoutWaiting(from filters: [TopicFilter]) throws -> Bool {
-        try self.base.unsubscribeWithoutWaiting(from: filters)
+        self.record("unsubscribe \(filters.map { Self.code(of: $0.rawValue) }.joined(separator: ","))")
+        defer { self.unsubscribed?.yield(filters) }
+        return try self.base.unsubscribeWithoutWaiting(from: filters)
     }
     func coalescingWrites<Result>(_ body: () throws -> Result) rethrows -> Result {
         self.record("begin")

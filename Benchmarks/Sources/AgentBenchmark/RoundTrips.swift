@@ -90,8 +90,9 @@ final class CoatyRoundTripper: RoundTripper {
 /// from its message handler, the requester publishes the next ping when the pong has arrived.
 ///
 /// With `subscribingPerRequest`, each exchange also makes the broker traffic the Coaty protocol makes
-/// for a request: the requester subscribes a response topic of the exchange's own and publishes the
-/// ping in one write, the responder answers on that topic, and the requester releases it afterwards.
+/// for a request, written as our manager writes it: the requester subscribes a response topic of the
+/// exchange's own, publishes the ping and releases the previous exchange's response topic in one
+/// write, and the responder answers on that topic.
 final class RawRoundTripper: RoundTripper {
     private let requester: ScopedConnection
     private let responder: ScopedConnection
@@ -100,6 +101,8 @@ final class RawRoundTripper: RoundTripper {
     private let pingPayload: [UInt8]
     private let subscribingPerRequest: Bool
     private let exchanges = Atomic<Int>(0)
+    /// The response topic of the last exchange, released with the next one's write.
+    private let heldRelease = Mutex<TopicFilter?>(nil)
 
     init(transport: MQTTTransport, name: String, subscribingPerRequest: Bool = false) async throws {
         let sizes = try Greeting.payloadSizes()
@@ -141,14 +144,14 @@ final class RawRoundTripper: RoundTripper {
                 let exchange = self.exchanges.add(1, ordering: .relaxed).newValue
                 let ping = TransportMessage(topic: "\(self.prefix)/ping/\(exchange)", payload: self.pingPayload)
                 let response = try TopicFilter("\(self.prefix)/pong/\(exchange)")
+                let release = self.heldRelease.withLock { $0.take() }
                 let handedOver = try connection.coalescingWrites {
                     try connection.subscribeWithoutWaiting(to: [response]) && connection.publishWithoutWaiting(ping)
+                        && connection.unsubscribeWithoutWaiting(from: release.map { [$0] } ?? [])
                 }
                 guard handedOver else { throw BenchmarkError("the requester could not hand the ping over") }
                 guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
-                guard try connection.unsubscribeWithoutWaiting(from: [response]) else {
-                    throw BenchmarkError("the requester could not release its response topic")
-                }
+                self.heldRelease.withLock { $0 = response }
             } else {
                 try await connection.publish(
                     TransportMessage(topic: self.prefix + "/ping/0", payload: self.pingPayload)

@@ -29,6 +29,10 @@ extension CommunicationManager {
         /// unless it has a logger of its own). Defaults to warnings and errors on standard error
         /// (`CoatyLogger.warningsToStandardError`); `.disabled` silences it.
         public var logger: CoatyLogger
+        /// How long a finished request's response subscription may wait for the next request's write
+        /// before it is released on its own (see `ManagerStateMachine.removeObservers`). 20 ms; tests
+        /// change it.
+        package var releaseHoldTime: Duration = .milliseconds(20)
 
         /// Creates a configuration.
         ///

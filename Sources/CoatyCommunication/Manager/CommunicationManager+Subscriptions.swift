@@ -56,15 +56,26 @@ extension CommunicationManager {
         var toSubscribe = registration.queued
         // The connection taken under the lock serves only if nothing suspended since.
         var publishConnection = registration.publishConnection
+        // Finished requests' held releases (see `removeObservers`): after the request, in its write,
+        // or else before anything suspends, since a queued subscription of a reused correlation id
+        // waits for the release of its filter.
+        var releases = registration.releases
+        func releaseHeld() {
+            guard let releaseConnection = registration.releaseConnection, !releases.isEmpty else { return }
+            self.releaseDirectly(releases, on: releaseConnection)
+            releases = []
+        }
         if let connection = registration.subscribeConnection {
             // The subscription and the request are handed over together, so they leave in one write.
             let handedOver = connection.coalescingWrites { () -> Bool in
                 guard (try? connection.subscribeWithoutWaiting(to: registration.claimed)) == true else { return false }
                 if toSubscribe.isEmpty, let publishConnection {
                     self.enqueue(messages, on: publishConnection, request: ids.first)
+                    releaseHeld()
                 }
                 return true
             }
+            releaseHeld()
             if handedOver {
                 if toSubscribe.isEmpty, publishConnection != nil { return stream }
             } else {
@@ -76,6 +87,7 @@ extension CommunicationManager {
                 }
             }
         }
+        releaseHeld()
         if !toSubscribe.isEmpty {
             await self.subscribe(toSubscribe, forResponses: true)
             publishConnection = nil
@@ -210,15 +222,27 @@ extension CommunicationManager {
     }
 
     /// Removes routing entries and releases the subscriptions that are no longer needed; with
-    /// `deferringUnsubscribe` (a finished request's response filters) from the calling task when the
-    /// connection can take them without waiting (``TransportConnection/unsubscribeWithoutWaiting(from:)``),
-    /// as coaty-js releases them, or else in a batch (`ManagerStateMachine.deferredUnsubscribeBatch`).
+    /// `deferringUnsubscribe` (a finished request's response filters) with the next request's write
+    /// or within `Configuration.releaseHoldTime`, when the connection can take them without
+    /// waiting (``TransportConnection/unsubscribeWithoutWaiting(from:)``), or else in a batch
+    /// (`ManagerStateMachine.deferredUnsubscribeBatch`).
     func removeObservers(_ ids: [ObserverID], deferringUnsubscribe: Bool = false) {
         let removal = self.state.withLock {
             $0.machine.removeObservers(ids, deferringUnsubscribe: deferringUnsubscribe)
         }
         if let release = removal.directRelease { self.releaseDirectly(release.filters, on: release.connection) }
+        if removal.schedulesReleaseFlush {
+            _ = DeadlineTimer.shared.schedule(after: self.configuration.releaseHoldTime) { [weak self] in
+                self?.flushHeldReleases()
+            }
+        }
         if let wake = removal.wake { self.resume(CollectionOfOne(wake)) }
+    }
+
+    /// Releases the finished requests' response subscriptions that no request's write took along.
+    private func flushHeldReleases() {
+        guard let held = self.state.withLock({ $0.machine.takeHeldReleases() }) else { return }
+        self.releaseDirectly(held.filters, on: held.connection)
     }
 
     /// Unsubscribes `filters`, claimed by ``removeObservers(_:deferringUnsubscribe:)``, without waiting;

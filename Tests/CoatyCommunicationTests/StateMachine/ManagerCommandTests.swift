@@ -66,11 +66,12 @@ struct ManagerCommandTests {
         let filter = try TopicFilter("coaty/3/-/RTN/+/reused")
         let first = machine.registerRequest([filter], receiver: "first")
         let removal = machine.removeObservers(first.ids, deferringUnsubscribe: true)
-        #expect(removal.directRelease?.connection == "c1")
-        #expect(removal.directRelease?.filters == [filter])
-        // The second request with the same correlation id cannot subscribe directly meanwhile.
+        #expect(removal.directRelease == nil && removal.schedulesReleaseFlush)
+        // The second request with the same correlation id cannot subscribe directly meanwhile; it
+        // takes the held release along, to hand over before it waits.
         let second = machine.registerRequest([filter], receiver: "second")
         #expect(second.queued == [filter])
+        #expect(second.releaseConnection == "c1" && second.releases == [filter])
         #expect(machine.queueSubscription(filter, waiter: token(40)) == .queued(wake: nil))
         guard case .batch(let commands, _, nil) = machine.takeBatch() else {
             Issue.record("no batch")
@@ -86,6 +87,83 @@ struct ManagerCommandTests {
         }
     }
 
+    /// A finished request's release is held for the next request's write, which takes every held
+    /// release at once; one flush is scheduled per run of held releases, and it takes what no
+    /// request took.
+    @Test func finishedRequestsReleasesAreHeldForTheNextRequest() throws {
+        var machine = Machine.online()
+        let filters = try (0..<3).map { try TopicFilter("coaty/3/-/RTN/+/held\($0)") }
+        let first = machine.registerRequest([filters[0]], receiver: "r0")
+        #expect(first.releases.isEmpty && first.releaseConnection == nil)
+        let second = machine.registerRequest([filters[1]], receiver: "r1")
+        let firstRemoval = machine.removeObservers(first.ids, deferringUnsubscribe: true)
+        let secondRemoval = machine.removeObservers(second.ids, deferringUnsubscribe: true)
+        #expect(firstRemoval.schedulesReleaseFlush && firstRemoval.directRelease == nil)
+        #expect(!secondRemoval.schedulesReleaseFlush && secondRemoval.directRelease == nil)
+        // Held, still claimed for release: no one subscribes them meanwhile.
+        let reclaim = machine.claimDirectSubscription(of: filters[0], forResponses: true)
+        #expect(reclaim == .unavailable)
+        let third = machine.registerRequest([filters[2]], receiver: "r2")
+        #expect(third.claimed == [filters[2]])
+        #expect(third.releaseConnection == "c1" && third.releases == [filters[0], filters[1]])
+        let ended = machine.directReleaseEnded(third.releases, released: true)
+        let flushed = machine.takeHeldReleases()
+        #expect(ended == [] && flushed == nil)
+        // The flush ran: the next release held schedules another, which takes it.
+        let thirdRemoval = machine.removeObservers(third.ids, deferringUnsubscribe: true)
+        #expect(thirdRemoval.schedulesReleaseFlush)
+        let last = machine.takeHeldReleases()
+        #expect(last?.filters == [filters[2]])
+        #expect(machine.session?.directReleases.contains(filters[2]) == true)
+        let lastEnded = machine.directReleaseEnded([filters[2]], released: true)
+        #expect(lastEnded == [])
+        #expect(machine.session?.directReleases.isEmpty == true)
+    }
+
+    /// The send loop's next batch takes the held releases too, ahead of its own commands, so that a
+    /// queued subscription of the same filter (a reused correlation id) follows its release.
+    @Test func theSendLoopsBatchTakesHeldReleasesFirst() throws {
+        var machine = Machine.online()
+        let filter = try TopicFilter("coaty/3/-/RTN/+/again")
+        let first = machine.registerRequest([filter], receiver: "first")
+        _ = machine.removeObservers(first.ids, deferringUnsubscribe: true)
+        #expect(machine.queueSubscription(filter, waiter: token(60)) == .queued(wake: nil))
+        guard case .batch(let commands, _, nil) = machine.takeBatch() else {
+            Issue.record("no batch")
+            return
+        }
+        #expect(commands == [.unsubscribe(filter), .subscribe(filter, token(60))])
+        #expect(machine.session?.heldReleases.filters.isEmpty == true)
+        #expect(machine.session?.directReleases.isEmpty == true)
+        // Claimable again by the send loop: the release is one of its own commands now.
+        let claimed = machine.routing.claimUnsubscribe(filter)
+        #expect(claimed)
+        let held = machine.takeHeldReleases()
+        #expect(held == nil)
+    }
+
+    /// Once a batch of releases is held, they are released at once instead of waiting longer.
+    @Test func aBatchOfHeldReleasesIsReleasedAtOnce() throws {
+        var machine = Machine.online()
+        var released: [TopicFilter] = []
+        var flushes = 0
+        // Requests running at once, finishing one after another.
+        let registrations = try (0..<Machine.deferredUnsubscribeBatch).map {
+            machine.registerRequest([try TopicFilter("coaty/3/-/RTN/+/b\($0)")], receiver: "r")
+        }
+        for registration in registrations {
+            let removal = machine.removeObservers(registration.ids, deferringUnsubscribe: true)
+            if removal.schedulesReleaseFlush { flushes += 1 }
+            if let release = removal.directRelease {
+                #expect(release.connection == "c1")
+                released += release.filters
+            }
+        }
+        #expect(flushes == 1)
+        #expect(released.count == Machine.deferredUnsubscribeBatch)
+        #expect(machine.session?.heldReleases.filters.isEmpty == true)
+    }
+
     /// A direct release the connection could not take is queued for the send loop; finished requests'
     /// unsubscriptions wake the parked loop only once a batch has piled up.
     @Test func deferredUnsubscriptionsWakeTheSendLoopInBatches() throws {
@@ -98,7 +176,8 @@ struct ManagerCommandTests {
             let registration = machine.registerRequest([filter], receiver: "r")
             let removal = machine.removeObservers(registration.ids, deferringUnsubscribe: true)
             #expect(removal.wake == nil)
-            let release = try #require(removal.directRelease)
+            let held = machine.takeHeldReleases()
+            let release = try #require(held)
             wakes += machine.directReleaseEnded(release.filters, released: false)
         }
         #expect(wakes == [token(50)])
@@ -111,8 +190,9 @@ struct ManagerCommandTests {
         var machine = Machine.online()
         let filter = try TopicFilter("coaty/3/-/RTN/+/late")
         let registration = machine.registerRequest([filter], receiver: "r")
-        let removal = machine.removeObservers(registration.ids, deferringUnsubscribe: true)
-        #expect(removal.directRelease != nil)
+        _ = machine.removeObservers(registration.ids, deferringUnsubscribe: true)
+        let held = machine.takeHeldReleases()
+        #expect(held?.filters == [filter])
         _ = machine.connectionEnded(interrupt: token(2))
         _ = machine.backoffElapsed(abandon: token(3))
         #expect(machine.connected("c2") == .subscribe([]))

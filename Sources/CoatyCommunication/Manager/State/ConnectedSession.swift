@@ -15,6 +15,7 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
         var control: ControlQueue
         var subscribing: [TopicFilter: PendingSubscription]
         var directReleases: InlineList<TopicFilter>
+        var heldReleases: HeldReleases
         var sendLoop: SendLoop
 
         init(
@@ -22,12 +23,14 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
             control: ControlQueue = ControlQueue(),
             subscribing: [TopicFilter: PendingSubscription] = [:],
             directReleases: InlineList<TopicFilter> = InlineList(),
+            heldReleases: HeldReleases = HeldReleases(),
             sendLoop: SendLoop = .running
         ) {
             self.connection = connection
             self.control = control
             self.subscribing = subscribing
             self.directReleases = directReleases
+            self.heldReleases = heldReleases
             self.sendLoop = sendLoop
         }
 
@@ -37,6 +40,7 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
                 control: self.control,
                 subscribing: self.subscribing,
                 directReleases: self.directReleases,
+                heldReleases: self.heldReleases,
                 sendLoop: self.sendLoop
             )
         }
@@ -83,6 +87,17 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
         _modify {
             self.makeUnique()
             yield &self.storage.directReleases
+        }
+    }
+
+    /// Finished requests' response filters claimed for a direct release (so also in
+    /// ``directReleases``) that wait to go out with the next request's write, or at the latest when
+    /// the release flush runs (see ``ManagerStateMachine/holdRelease(_:)``).
+    var heldReleases: HeldReleases {
+        get { self.storage.heldReleases }
+        _modify {
+            self.makeUnique()
+            yield &self.storage.heldReleases
         }
     }
 
@@ -135,6 +150,14 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
     }
 }
 
+/// Response filters of finished requests whose UNSUBSCRIBE waits for a write to go out with.
+struct HeldReleases: Sendable, Equatable {
+    /// The filters, in the order their requests finished.
+    var filters: [TopicFilter] = []
+    /// Whether a flush is scheduled that will release whatever is still held when it runs.
+    var flushScheduled = false
+}
+
 /// A subscription claimed for an observation and not confirmed yet.
 struct PendingSubscription: Sendable, Equatable {
     /// Identifies the claim, so that only its claimant ends it.
@@ -178,6 +201,7 @@ enum SendLoop: Sendable, Equatable {
 extension ConnectedSession: Equatable where Connection: Equatable {
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.connection == rhs.connection && lhs.control == rhs.control && lhs.subscribing == rhs.subscribing
-            && lhs.directReleases == rhs.directReleases && lhs.sendLoop == rhs.sendLoop
+            && lhs.directReleases == rhs.directReleases && lhs.heldReleases == rhs.heldReleases
+            && lhs.sendLoop == rhs.sendLoop
     }
 }

@@ -99,9 +99,19 @@ extension ManagerStateMachine {
         if isFinal, let (commands, releasing) = self.endDrainingSession() {
             return .batch(commands: commands, publications: messages, final: releasing)
         }
-        let step = self.withSession(onlineOnly: true) { session, _ -> SendStep in
+        let step = self.withSession(onlineOnly: true) { session, routing -> SendStep in
             guard !session.control.isEmpty || hasMessages else { return .idle }
-            let commands = session.control.takeAll()
+            // Held releases go with this write too, first: a queued subscription of the same filter
+            // (a reused correlation id) must follow its release.
+            var commands = session.control.takeAll()
+            if !session.heldReleases.filters.isEmpty {
+                for filter in session.heldReleases.filters {
+                    _ = session.directReleases.remove(filter)
+                    routing.returnUnsubscribeClaim(filter)
+                }
+                commands = session.heldReleases.filters.map { .unsubscribe($0) } + commands
+                session.heldReleases.filters = []
+            }
             session.sendLoop = .sending(
                 SendLoop.Batch(commandFilters: Set(commands.map(\.filter)), isPublishing: hasMessages)
             )
@@ -154,6 +164,11 @@ extension ManagerStateMachine {
         var queued: [TopicFilter] = []
         /// The connection to publish the request on from the calling task, if it may.
         let publishConnection: Connection?
+        /// Held releases of finished requests (``ConnectedSession/heldReleases``), taken to unsubscribe
+        /// on `releaseConnection` from the calling task, after the request is handed over, then report
+        /// ``directReleaseEnded(_:released:)``.
+        var releases: [TopicFilter] = []
+        var releaseConnection: Connection?
     }
 
     /// A request's observers of its response `filters`, their subscriptions claimed, and the connection
@@ -162,6 +177,12 @@ extension ManagerStateMachine {
     mutating func registerRequest(_ filters: [TopicFilter], receiver: Receiver) -> RequestRegistration {
         let added = self.routing.add(filters, kind: .coaty, receiver: receiver)
         var registration = RequestRegistration(ids: added.ids, publishConnection: self.directPublishConnection)
+        _ = self.withSession { session, _ in
+            guard !session.heldReleases.filters.isEmpty else { return }
+            registration.releases = session.heldReleases.filters
+            registration.releaseConnection = session.connection
+            session.heldReleases.filters = []
+        }
         for filter in added.toSubscribe {
             switch self.claimDirectSubscription(of: filter, forResponses: true) {
             case .claimed(let connection, _):

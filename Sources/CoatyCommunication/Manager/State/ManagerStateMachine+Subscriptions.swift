@@ -124,16 +124,26 @@ extension ManagerStateMachine {
         var directRelease: (connection: Connection, filters: [TopicFilter])?
         /// The parked send loop, to wake for the unsubscriptions queued.
         var wake: WaiterToken?
+        /// Whether to schedule the flush of held releases: after the manager's hold time (20 ms),
+        /// release what ``takeHeldReleases()`` returns.
+        var schedulesReleaseFlush = false
     }
 
     /// Removes routing entries and releases the subscriptions that are no longer needed: queued for
-    /// the send loop, or with `deferringUnsubscribe` (a finished request's response filters) to be
-    /// released from the calling task when online and the filter is not busy.
+    /// the send loop, or with `deferringUnsubscribe` (a finished request's response filters) claimed
+    /// for a direct release when online and the filter is not busy.
     ///
-    /// A queued deferred unsubscription does not wake the send loop until
-    /// ``deferredUnsubscribeBatch`` have piled up or something else wakes it: waking it costs more
-    /// than the rest of a short request, and a response filter carries a correlation id no one else
-    /// uses, so keeping it a little longer costs at most a few late responses, which find no observer.
+    /// A direct release is held (``ConnectedSession/heldReleases``): its UNSUBSCRIBE goes out with the
+    /// next request's write (``registerRequest(_:receiver:)`` takes it), or when the flush scheduled
+    /// for it runs, a hold time (20 ms) after the first release held, whichever comes first; once
+    /// ``deferredUnsubscribeBatch`` are held, they are released at once. Sending it on its own right
+    /// away costs a system call and a wake-up of the broker and then of this client for the UNSUBACK,
+    /// a large part of a short round trip. Holding it is safe: the filter carries a correlation id no
+    /// one else uses, late responses find no observer, and the filter stays claimed for release, so a
+    /// request reusing the id subscribes it only after the release.
+    ///
+    /// A queued deferred unsubscription (the connection could not take it directly) does not wake the
+    /// send loop until ``deferredUnsubscribeBatch`` have piled up or something else wakes it.
     /// With `deferringUnsubscribe` the request's publication is also withdrawn if it is still queued
     /// (``withdrawRequest(_:)``): its caller gave up, so no callee should act on it.
     mutating func removeObservers(_ ids: [ObserverID], deferringUnsubscribe deferring: Bool) -> Removal {
@@ -148,25 +158,42 @@ extension ManagerStateMachine {
         let isOnline = self.communicationState == .online
         let removal = self.withSession { session, routing -> Removal in
             var removal = Removal()
-            var direct: [TopicFilter] = []
             var queued = false
             for filter in releases {
                 if deferring, isOnline, session.allowsDirectSubscription(of: filter), routing.claimUnsubscribe(filter) {
                     // Marked, so the same filter is not subscribed again before it is released.
                     session.directReleases.append(filter)
-                    direct.append(filter)
+                    session.heldReleases.filters.append(filter)
                 } else {
                     session.control.append(.unsubscribe(filter))
                     queued = true
                 }
             }
-            if !direct.isEmpty { removal.directRelease = (session.connection, direct) }
+            if session.heldReleases.filters.count >= Self.deferredUnsubscribeBatch {
+                removal.directRelease = (session.connection, session.heldReleases.filters)
+                session.heldReleases.filters = []
+            } else if !session.heldReleases.filters.isEmpty, !session.heldReleases.flushScheduled {
+                session.heldReleases.flushScheduled = true
+                removal.schedulesReleaseFlush = true
+            }
             if queued, !deferring || session.control.count >= Self.deferredUnsubscribeBatch {
                 removal.wake = session.wakeSendLoop()
             }
             return removal
         }
         return removal ?? Removal()
+    }
+
+    /// The scheduled flush runs: takes the held releases to unsubscribe from the calling task, then
+    /// report ``directReleaseEnded(_:released:)``. The next release held schedules a new flush.
+    mutating func takeHeldReleases() -> (connection: Connection, filters: [TopicFilter])? {
+        let taken = self.withSession { session, _ -> (connection: Connection, filters: [TopicFilter])? in
+            session.heldReleases.flushScheduled = false
+            guard !session.heldReleases.filters.isEmpty else { return nil }
+            defer { session.heldReleases.filters = [] }
+            return (session.connection, session.heldReleases.filters)
+        }
+        return taken ?? nil
     }
 
     /// The direct release of `filters` is over: handed to the connection (`released`) or not, in

@@ -4,8 +4,8 @@ import CoatyCore
 ///
 /// A retained PUBLISH with a payload replaces the stored message of its topic [MQTT-3.3.1-5/7]; one
 /// with an empty payload deletes it and is never stored [MQTT-3.3.1-10/11]. Topics are keyed by their
-/// UTF-8 bytes. Lookups for a filter without wildcards are direct; filters with wildcards scan the
-/// store, which is fine for the development-sized deployments this broker targets.
+/// UTF-8 bytes. Lookups for a filter without wildcards are direct; filters with wildcards walk a tree
+/// of the stored topics' levels (``RetainedTopicTree``), visiting only the branches they can match.
 ///
 /// The store is bounded by ``maximumCount`` topics and ``maximumBytes`` of topics and payloads. A
 /// message that would take it beyond either is not stored (it is still delivered live) and is
@@ -13,6 +13,7 @@ import CoatyCore
 /// a new subscriber never gets a value older than the last one published.
 struct RetainedStore: Sendable {
     private var messages: [[UInt8]: BrokerMessage] = [:]
+    private var tree = RetainedTopicTree()
 
     /// The most topics stored at once.
     var maximumCount: Int
@@ -39,16 +40,19 @@ struct RetainedStore: Sendable {
     mutating func apply(_ message: BrokerMessage) {
         let replaced = self.messages.removeValue(forKey: message.topic)
         if let replaced { self.byteCount -= replaced.queuedSize }
-        if message.payload.isEmpty { return }
         let size = message.queuedSize
-        guard self.messages.count < self.maximumCount, self.byteCount + size <= self.maximumBytes else {
-            self.refusedCount += 1
+        guard !message.payload.isEmpty, self.messages.count < self.maximumCount,
+            self.byteCount + size <= self.maximumBytes
+        else {
+            if replaced != nil { self.tree.remove(message.topic) }
+            if !message.payload.isEmpty { self.refusedCount += 1 }
             return
         }
         var stored = message
         stored.retain = true
         self.messages[message.topic] = stored
         self.byteCount += size
+        if replaced == nil { self.tree.insert(message.topic) }
     }
 
     /// The retained message stored for exactly `topic`.
@@ -66,9 +70,8 @@ struct RetainedStore: Sendable {
         if !filter.hasWildcards {
             return self.messages[Array(filter.rawValue.utf8)].map { [$0] } ?? []
         }
-        return self.messages
-            .filter { filter.matches(bytes: $0.key) }
-            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
-            .map(\.value)
+        return self.tree.topics(matching: Array(filter.rawValue.utf8))
+            .sorted { $0.lexicographicallyPrecedes($1) }
+            .compactMap { self.messages[$0] }
     }
 }

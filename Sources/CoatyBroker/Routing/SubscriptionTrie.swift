@@ -94,7 +94,7 @@ struct SubscriptionTrie: Sendable {
             if let child = self.child(of: index, level) {
                 index = child
             } else {
-                let child = self.allocate(Node(parent: index, level: Array(level)))
+                let child = self.nodes.store(Node(parent: index, level: Array(level)), reusing: &self.free)
                 self.link(child, to: index)
                 index = child
             }
@@ -184,15 +184,6 @@ struct SubscriptionTrie: Sendable {
             if let existing = result[session], existing >= qos { continue }
             result[session] = qos
         }
-    }
-
-    private mutating func allocate(_ node: Node) -> Int {
-        if let index = self.free.popLast() {
-            self.nodes[index] = node
-            return index
-        }
-        self.nodes.append(node)
-        return self.nodes.count - 1
     }
 
     private mutating func prune(from start: Int) {

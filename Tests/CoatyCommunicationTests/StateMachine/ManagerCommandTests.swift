@@ -142,6 +142,24 @@ struct ManagerCommandTests {
         #expect(held == nil)
     }
 
+    /// A graceful stop sends the held releases in its final batch: with a persistent session the
+    /// broker would otherwise keep the response subscriptions.
+    @Test func theFinalBatchTakesHeldReleases() throws {
+        var machine = Machine.online()
+        let filter = try TopicFilter("coaty/3/-/RTN/+/last")
+        let request = machine.registerRequest([filter], receiver: "r")
+        _ = machine.removeObservers(request.ids, deferringUnsubscribe: true)
+        #expect(machine.stopRequested() == .drain(wake: nil))
+        guard case .batch(let commands, _, let final?) = machine.takeBatch() else {
+            Issue.record("no final batch")
+            return
+        }
+        #expect(commands == [.unsubscribe(filter)])
+        #expect(final.isEmpty)
+        let claimed = machine.routing.claimUnsubscribe(filter)
+        #expect(claimed)
+    }
+
     /// Once a batch of releases is held, they are released at once instead of waiting longer.
     @Test func aBatchOfHeldReleasesIsReleasedAtOnce() throws {
         var machine = Machine.online()

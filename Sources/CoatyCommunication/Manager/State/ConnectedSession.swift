@@ -109,6 +109,22 @@ struct ConnectedSession<Connection: Sendable>: Sendable {
         }
     }
 
+    /// Takes the held releases as unsubscribe commands for the send loop, to go ahead of the commands
+    /// queued: a queued subscription of the same filter (a reused correlation id) must follow its
+    /// release. Their claims go back to `routing`, where the send loop claims them again.
+    mutating func heldReleaseCommands<Receiver>(returningClaimsTo routing: inout RoutingTable<Receiver>)
+        -> [ControlCommand]
+    {
+        guard !self.heldReleases.filters.isEmpty else { return [] }
+        let filters = self.heldReleases.filters
+        self.heldReleases.filters = []
+        for filter in filters {
+            _ = self.directReleases.remove(filter)
+            routing.returnUnsubscribeClaim(filter)
+        }
+        return filters.map { .unsubscribe($0) }
+    }
+
     /// Wakes the send loop if it is parked: returns its token to resume.
     mutating func wakeSendLoop() -> WaiterToken? {
         guard case .parked(let token) = self.sendLoop else { return nil }

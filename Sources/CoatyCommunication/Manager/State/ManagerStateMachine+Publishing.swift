@@ -101,17 +101,9 @@ extension ManagerStateMachine {
         }
         let step = self.withSession(onlineOnly: true) { session, routing -> SendStep in
             guard !session.control.isEmpty || hasMessages else { return .idle }
-            // Held releases go with this write too, first: a queued subscription of the same filter
-            // (a reused correlation id) must follow its release.
-            var commands = session.control.takeAll()
-            if !session.heldReleases.filters.isEmpty {
-                for filter in session.heldReleases.filters {
-                    _ = session.directReleases.remove(filter)
-                    routing.returnUnsubscribeClaim(filter)
-                }
-                commands = session.heldReleases.filters.map { .unsubscribe($0) } + commands
-                session.heldReleases.filters = []
-            }
+            // Held releases go with this write too.
+            let held = session.heldReleaseCommands(returningClaimsTo: &routing)
+            let commands = held.isEmpty ? session.control.takeAll() : held + session.control.takeAll()
             session.sendLoop = .sending(
                 SendLoop.Batch(commandFilters: Set(commands.map(\.filter)), isPublishing: hasMessages)
             )

@@ -311,7 +311,9 @@ struct ManagerStateMachine<Connection: Sendable, Receiver: Sendable>: Sendable {
     mutating func endDrainingSession() -> (commands: [ControlCommand], releasing: [WaiterToken])? {
         guard case .stopping(.draining(var session)) = self.phase else { return nil }
         self.phase = .stopping(.unjoining)
-        return (session.control.takeAll(), session.subscribing.values.flatMap(\.waiters))
+        // Held releases too: with a persistent session the broker would keep them.
+        let commands = session.heldReleaseCommands(returningClaimsTo: &self.routing) + session.control.takeAll()
+        return (commands, session.subscribing.values.flatMap(\.waiters))
     }
 
     // MARK: In-place changes

@@ -43,6 +43,14 @@ final class SocketHandle: Sendable {
         /// For a read waiter that handles reads on the reactor's thread (see ``wait(_:since:call:reads:)``).
         var inline: InlineReads?
 
+        /// ``resume(throwing:)``, letting go of the inline work first when a task waits: the task may
+        /// end the connection at once, and then nothing of it (a broker's reader state and outbox) may
+        /// stay held by the thread that resumed it. A parked reader has no task; its work wakes it.
+        consuming func resumeLettingGo(throwing error: (any Error)? = nil) {
+            if self.continuation != nil { self.inline = nil }
+            self.resume(throwing: error)
+        }
+
         /// Lets the waiter go on: resumes its task, or wakes a parked reader.
         func resume(throwing error: (any Error)? = nil) {
             if let continuation {
@@ -248,7 +256,7 @@ final class SocketHandle: Sendable {
                     return state.writeWaiter
                 }
             }
-            waiter?.resume(throwing: CancellationError())
+            waiter?.resumeLettingGo(throwing: CancellationError())
         }
     }
 
@@ -293,7 +301,7 @@ final class SocketHandle: Sendable {
             state.readWaiter = nil
             return waiter
         }
-        waiter?.resume()
+        waiter?.resumeLettingGo()
     }
 
     /// Called by the reactor's thread when the kernel reports readiness.
@@ -309,7 +317,7 @@ final class SocketHandle: Sendable {
     /// their own: the inline work need not make one more read to see `EAGAIN`, a system call per
     /// message. A report of a hang-up or error reads on until the end.
     func signal(readable: Bool, writable: Bool, mayHandleReads: Bool, shortReadDrains: Bool = false) {
-        let (reader, writer, inline): (Waiter?, Waiter?, InlineReads?) = self.state.withLock { state in
+        var (reader, writer, inline): (Waiter?, Waiter?, InlineReads?) = self.state.withLock { state in
             var reader: Waiter?
             var writer: Waiter?
             var inline: InlineReads?
@@ -330,14 +338,18 @@ final class SocketHandle: Sendable {
             }
             return (reader, writer, inline)
         }
-        reader?.resume()
-        writer?.resume()
-        if let inline { self.runInline(inline, shortReadDrains: shortReadDrains) }
+        if let waiter = reader.take() { waiter.resumeLettingGo() }
+        writer.take()?.resume()
+        guard let work = inline.take() else { return }
+        guard let (waiter, failure) = self.runInline(consume work, shortReadDrains: shortReadDrains) else { return }
+        waiter.resumeLettingGo(throwing: failure)
     }
 
-    /// Runs a read waiter's inline work on the reactor's thread, then keeps the waiter or resumes it.
-    private func runInline(_ inline: InlineReads, shortReadDrains: Bool) {
+    /// Runs a read waiter's inline work on the reactor's thread, then keeps the waiter (`nil`) or
+    /// returns it to resume, with the failure to resume it with.
+    private func runInline(_ inline: consuming InlineReads, shortReadDrains: Bool) -> (Waiter, (any Error)?)? {
         let keepWaiting = inline.handleReads(shortReadDrains: shortReadDrains)
+        _ = consume inline
         // The waiter is read in place and only taken out when it goes on: this runs for every read
         // the reactor's thread handles.
         let (waiter, failure): (Waiter?, (any Error)?) = self.state.withLock { state in
@@ -351,9 +363,9 @@ final class SocketHandle: Sendable {
         }
         guard let waiter else {
             if keepWaiting { self.reactor.watch(self, for: .read) }
-            return
+            return nil
         }
-        waiter.resume(throwing: failure)
+        return (waiter, failure)
     }
 
     /// Closes the socket: idempotent; wakes waiting operations with a closed ``SocketError``.
@@ -378,7 +390,7 @@ final class SocketHandle: Sendable {
             return (reader, writer, closeNow)
         }
         if closeNow { self.closeDescriptor() }
-        reader?.resume(throwing: SocketError.closed("read"))
+        reader?.resumeLettingGo(throwing: SocketError.closed("read"))
         writer?.resume(throwing: SocketError.closed("write"))
     }
 

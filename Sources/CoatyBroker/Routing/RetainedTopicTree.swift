@@ -30,7 +30,7 @@ struct RetainedTopicTree: Sendable {
     /// Records that a message is stored for `topic` (a topic name's UTF-8 bytes).
     mutating func insert(_ topic: [UInt8]) {
         var index = 0
-        for level in Self.levels(of: topic) {
+        SubscriptionTrie.forEachLevel(of: topic) { level in
             let key = ByteKey(Array(level))
             if let child = self.nodes[index].children[key] {
                 index = child
@@ -39,6 +39,7 @@ struct RetainedTopicTree: Sendable {
                 self.nodes[index].children[key] = child
                 index = child
             }
+            return true
         }
         self.nodes[index].holdsTopic = true
     }
@@ -46,10 +47,12 @@ struct RetainedTopicTree: Sendable {
     /// Records that no message is stored for `topic` any more.
     mutating func remove(_ topic: [UInt8]) {
         var index = 0
-        for level in Self.levels(of: topic) {
-            guard let child = self.nodes[index].children[ByteKey(Array(level))] else { return }
+        let found = SubscriptionTrie.forEachLevel(of: topic) { level in
+            guard let child = self.nodes[index].children[ByteKey(Array(level))] else { return false }
             index = child
+            return true
         }
+        guard found else { return }
         self.nodes[index].holdsTopic = false
         while index != 0, self.nodes[index].isEmpty {
             let parent = self.nodes[index].parent
@@ -62,8 +65,13 @@ struct RetainedTopicTree: Sendable {
 
     /// The stored topics that `filter` (a valid topic filter's UTF-8 bytes) matches, in no order.
     func topics(matching filter: [UInt8]) -> [[UInt8]] {
+        var levels: [ArraySlice<UInt8>] = []
+        SubscriptionTrie.forEachLevel(of: filter) { level in
+            levels.append(level)
+            return true
+        }
         var result: [[UInt8]] = []
-        self.collect(node: 0, filter: Self.levels(of: filter), at: 0, path: [], into: &result)
+        self.collect(node: 0, filter: levels, at: 0, path: [], into: &result)
         return result
     }
 
@@ -81,7 +89,7 @@ struct RetainedTopicTree: Sendable {
             return
         }
         let level = filter[depth]
-        let wildcard = level.count == 1 ? level.first : nil
+        let wildcard = SubscriptionTrie.wildcard(level)
         switch wildcard {
         case UInt8(ascii: "+"), UInt8(ascii: "#"):
             // "a/#" matches "a" too.
@@ -119,10 +127,5 @@ struct RetainedTopicTree: Sendable {
     private func path(_ parent: [UInt8], _ child: Int) -> [UInt8] {
         let level = self.nodes[child].level.bytes
         return self.nodes[child].parent == 0 ? level : parent + [UInt8(ascii: "/")] + level
-    }
-
-    /// The levels of a topic or filter, empty levels included.
-    private static func levels(of bytes: [UInt8]) -> [ArraySlice<UInt8>] {
-        bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     }
 }

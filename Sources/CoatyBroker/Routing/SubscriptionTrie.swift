@@ -206,8 +206,8 @@ struct SubscriptionTrie: Sendable {
         return hasher.finalize() & self.levelHashMask
     }
 
-    /// The wildcard a filter level is, or 0.
-    private static func wildcard(_ level: ArraySlice<UInt8>) -> UInt8 {
+    /// The wildcard a filter level is, or 0. ``RetainedTopicTree`` reads filters with it too.
+    static func wildcard(_ level: ArraySlice<UInt8>) -> UInt8 {
         level.count == 1 && (level.first == UInt8(ascii: "+") || level.first == UInt8(ascii: "#")) ? level.first! : 0
     }
 
@@ -278,7 +278,7 @@ struct SubscriptionTrie: Sendable {
     /// Calls `body` with each level of a topic or filter, empty levels included, while it returns
     /// `true`; returns whether it always did.
     @discardableResult
-    private static func forEachLevel(of bytes: [UInt8], _ body: (ArraySlice<UInt8>) -> Bool) -> Bool {
+    static func forEachLevel(of bytes: [UInt8], _ body: (ArraySlice<UInt8>) -> Bool) -> Bool {
         var start = bytes.startIndex
         while true {
             let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex

@@ -44,7 +44,7 @@ final class CoatyRoundTripper: RoundTripper {
     private let runs: Mutex<[Task<Void, any Error>]>
     private let registration: EventHandlerRegistration
 
-    init(transport: MQTTTransport) async throws {
+    init(transport: any Transport) async throws {
         self.caller = CommunicationManager(
             transport: transport,
             configuration: .init(identity: Identity(name: "caller"))
@@ -88,27 +88,38 @@ final class CoatyRoundTripper: RoundTripper {
 /// A bare request/response ping-pong between two connections of our MQTT client through the broker,
 /// with payloads of the Call's and Return's sizes and no Coaty events: the responder answers each ping
 /// from its message handler, the requester publishes the next ping when the pong has arrived.
-///
-/// With `subscribingPerRequest`, each exchange also makes the broker traffic the Coaty protocol makes
-/// for a request, written as our manager writes it: the requester subscribes a response topic of the
-/// exchange's own, publishes the ping and releases the previous exchange's response topic in one
-/// write, and the responder answers on that topic.
 final class RawRoundTripper: RoundTripper {
+    /// What each exchange makes the broker do besides the ping and the pong.
+    enum Shape: Sendable {
+        /// Nothing: one response topic, subscribed once.
+        case plain
+        /// The broker traffic the Coaty protocol makes for a request, written as our manager writes
+        /// it: the requester subscribes a response topic of the exchange's own, publishes the ping and
+        /// releases the previous exchange's response topic in one write.
+        case subscribingPerRequest
+        /// The same subscriptions and releases, but off the exchange's path: the ping goes out alone
+        /// on a response topic subscribed during the previous exchange, and the next exchange's
+        /// subscription and the previous one's release follow it in a second write. Our manager does
+        /// not do this (a request's correlation id would have to be chosen before it is made); the
+        /// series shows what the protocol's subscriptions would cost then.
+        case subscribedAhead
+    }
+
     private let requester: ScopedConnection
     private let responder: ScopedConnection
     private let pongs: AsyncStream<Void>
     private let prefix: String
     private let pingPayload: [UInt8]
-    private let subscribingPerRequest: Bool
+    private let shape: Shape
     private let exchanges = Atomic<Int>(0)
     /// The response topic of the last exchange, released with the next one's write.
     private let heldRelease = Mutex<TopicFilter?>(nil)
 
-    init(transport: MQTTTransport, name: String, subscribingPerRequest: Bool = false) async throws {
+    init(transport: MQTTTransport, name: String, shape: Shape = .plain) async throws {
         let sizes = try Greeting.payloadSizes()
         let prefix = "bench/\(name)"
         self.prefix = prefix
-        self.subscribingPerRequest = subscribingPerRequest
+        self.shape = shape
         self.pingPayload = [UInt8](repeating: 0x61, count: sizes.call)
         let pongPayload = [UInt8](repeating: 0x62, count: sizes.return)
         let (pongs, arrived) = AsyncStream.makeStream(of: Void.self)
@@ -129,7 +140,11 @@ final class RawRoundTripper: RoundTripper {
         let requester = try await ScopedConnection.open(transport, clientID: "\(name)-requester") { _ in
             arrived.yield()
         }
-        if !subscribingPerRequest { try await requester.connection.subscribe(to: [TopicFilter(prefix + "/pong/0")]) }
+        switch shape {
+        case .plain: try await requester.connection.subscribe(to: [TopicFilter(prefix + "/pong/0")])
+        case .subscribingPerRequest: break
+        case .subscribedAhead: try await requester.connection.subscribe(to: [TopicFilter(prefix + "/pong/1")])
+        }
         self.requester = requester
     }
 
@@ -140,27 +155,51 @@ final class RawRoundTripper: RoundTripper {
         let connection = self.requester.connection
         for _ in 0..<count {
             let start = ContinuousClock.now
-            if self.subscribingPerRequest {
-                let exchange = self.exchanges.add(1, ordering: .relaxed).newValue
-                let ping = TransportMessage(topic: "\(self.prefix)/ping/\(exchange)", payload: self.pingPayload)
-                let response = try TopicFilter("\(self.prefix)/pong/\(exchange)")
-                let release = self.heldRelease.withLock { $0.take() }
-                let handedOver = try connection.coalescingWrites {
-                    try connection.subscribeWithoutWaiting(to: [response]) && connection.publishWithoutWaiting(ping)
-                        && connection.unsubscribeWithoutWaiting(from: release.map { [$0] } ?? [])
-                }
-                guard handedOver else { throw BenchmarkError("the requester could not hand the ping over") }
-                guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
-                self.heldRelease.withLock { $0 = response }
-            } else {
+            switch self.shape {
+            case .plain:
                 try await connection.publish(
                     TransportMessage(topic: self.prefix + "/ping/0", payload: self.pingPayload)
                 )
-                guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
+            case .subscribingPerRequest:
+                let exchange = self.exchanges.add(1, ordering: .relaxed).newValue
+                let ping = TransportMessage(topic: "\(self.prefix)/ping/\(exchange)", payload: self.pingPayload)
+                let response = try TopicFilter("\(self.prefix)/pong/\(exchange)")
+                let release = self.heldRelease.withLock { held in Self.replacing(&held, with: response) }
+                try self.handOver {
+                    try connection.coalescingWrites {
+                        try connection.subscribeWithoutWaiting(to: [response]) && connection.publishWithoutWaiting(ping)
+                            && connection.unsubscribeWithoutWaiting(from: release.map { [$0] } ?? [])
+                    }
+                }
+            case .subscribedAhead:
+                let exchange = self.exchanges.add(1, ordering: .relaxed).newValue
+                let ping = TransportMessage(topic: "\(self.prefix)/ping/\(exchange)", payload: self.pingPayload)
+                let next = try TopicFilter("\(self.prefix)/pong/\(exchange + 1)")
+                let current = try TopicFilter("\(self.prefix)/pong/\(exchange)")
+                let release = self.heldRelease.withLock { held in Self.replacing(&held, with: current) }
+                try self.handOver { try connection.publishWithoutWaiting(ping) }
+                try self.handOver {
+                    try connection.coalescingWrites {
+                        try connection.subscribeWithoutWaiting(to: [next])
+                            && connection.unsubscribeWithoutWaiting(from: release.map { [$0] } ?? [])
+                    }
+                }
             }
+            guard await iterator.next() != nil else { throw BenchmarkError("the ping-pong ended") }
             latencies.append(seconds(ContinuousClock.now - start))
         }
         return latencies
+    }
+
+    /// Stores `value` in `held` and returns what it held.
+    private static func replacing(_ held: inout TopicFilter?, with value: TopicFilter) -> TopicFilter? {
+        defer { held = value }
+        return held
+    }
+
+    /// Runs a hand-over to the connection that must not be refused.
+    private func handOver(_ body: () throws -> Bool) throws {
+        guard try body() else { throw BenchmarkError("the requester could not hand the ping over") }
     }
 
     func close() async throws {

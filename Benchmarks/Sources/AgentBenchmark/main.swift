@@ -4,7 +4,9 @@
 // 1. Call → Return between two agents beside a bare MQTT request/response ping-pong between two
 //    connections of our client (same payload sizes, no Coaty events), medians and p99, in rounds
 //    alternated across kinds and brokers. Target: the Coaty round trip ≤ 1.15× the ping-pong through
-//    mosquitto; through the embedded broker ≤ mosquitto's median and p99.
+//    mosquitto; through the embedded broker ≤ mosquitto's median and p99. Beside them, the ping-pong
+//    making the protocol's subscriptions (per request, or subscribed ahead) and Call → Return over the
+//    in-process bus, whose sums show what a Call → Return costs at the least.
 // 2. A burst of 20,000 Advertise events published back to back by one agent and observed by another:
 //    all delivered, events per second beside `mosquitto_pub -l` / `mosquitto_sub` sending the very
 //    same messages (recorded from the agents' first run).
@@ -13,8 +15,10 @@
 //    mosquitto's latency).
 //
 //   swift run -c release --package-path Benchmarks AgentBenchmark
-//       [--only tcp|burst|tls-throughput|tls] [--rounds N] [--kind call|ping] [--broker mosquitto|embedded]
+//       [--only tcp|burst|tls-throughput|tls] [--rounds N] [--kind call|ping|subscribing|ahead]
+//       [--broker mosquitto|embedded]
 import BenchmarkSupport
+import CoatyCommunication
 import CoatyCore
 import CoatyMQTT
 import CoatyTransport
@@ -30,7 +34,7 @@ func argument(_ option: String) -> String? {
     arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
 let only = argument("--only")
-// For profiling: one kind of round trip ("call" or "ping") and one broker only.
+// For profiling: one kind of round trip ("call", "ping", "subscribing" or "ahead") and one broker only.
 let onlyKind = argument("--kind")
 let onlyBroker = argument("--broker")
 let rounds = argument("--rounds").flatMap(Int.init) ?? 10
@@ -113,11 +117,35 @@ func roundTrips(tls: Bool) async throws {
                     tripper: try await RawRoundTripper(
                         transport: transport,
                         name: "\(broker.name)-\(tls)-subscribing",
-                        subscribingPerRequest: true
+                        shape: .subscribingPerRequest
                     )
                 )
             )
         }
+        if onlyKind ?? "ahead" == "ahead" {
+            series.append(
+                Series(
+                    kind: "ping-pong, subscribed ahead",
+                    broker: broker.name,
+                    tripper: try await RawRoundTripper(
+                        transport: transport,
+                        name: "\(broker.name)-\(tls)-ahead",
+                        shape: .subscribedAhead
+                    )
+                )
+            )
+        }
+    }
+    // The agents' own work on a round trip, without a broker or sockets: what a Call → Return adds
+    // to the broker traffic it makes (the ping-pong subscribing per request) at the least.
+    if onlyKind ?? "call" == "call", onlyBroker == nil {
+        series.append(
+            Series(
+                kind: "Call → Return",
+                broker: "in-process bus",
+                tripper: try await CoatyRoundTripper(transport: InProcessTransport(bus: InProcessBus()))
+            )
+        )
     }
     for item in series { _ = try await item.tripper.measure(roundTripsPerRound) }
     for round in 0..<rounds {
@@ -136,7 +164,7 @@ func roundTrips(tls: Bool) async throws {
         "\nRound trips over \(scheme), \(rounds) × \(roundTripsPerRound) per series, alternated round by round, reversed every other round"
     )
     for item in series {
-        let label = "\(item.kind) via \(item.broker)".padding(toLength: 40, withPad: " ", startingAt: 0)
+        let label = "\(item.kind) via \(item.broker)".padding(toLength: 44, withPad: " ", startingAt: 0)
         let cpu = item.cpu / Double(item.latencies.count) * 1e6
         say(
             "  \(label) median \(format(item.median * 1e6, 1)) µs   p99 \(format(item.p99 * 1e6, 1)) µs   CPU of both ends \(format(cpu, 1)) µs"
@@ -153,6 +181,15 @@ func roundTrips(tls: Bool) async throws {
     say(
         "  Call → Return / ping-pong subscribing per request, via mosquitto: median \(format(coatyMosquitto.median / shapedMosquitto.median))×, p99 \(format(coatyMosquitto.p99 / shapedMosquitto.p99))×"
     )
+    // What a Call → Return would take if the agents' work and the broker traffic just added up.
+    if let inProcess = find("Call → Return", "in-process bus") {
+        for shape in ["subscribing", "subscribed ahead"] {
+            guard let traffic = find("ping-pong, \(shape)", "mosquitto") else { continue }
+            say(
+                "  (ping-pong \(shape) + Call → Return in process) / ping-pong, via mosquitto: median \(format((traffic.median + inProcess.median) / rawMosquitto.median))×"
+            )
+        }
+    }
     say(
         "  Call → Return via embedded / via mosquitto: median \(format(coatyEmbedded.median / coatyMosquitto.median))×, p99 \(format(coatyEmbedded.p99 / coatyMosquitto.p99))×   target ≤ 1.0×"
     )

@@ -3,8 +3,9 @@ import Testing
 
 @testable import CoatyTLS
 
-/// `TLSEngine.read(into:)`: it skips OpenSSL when nothing is held, yet never leaves decrypted bytes
-/// behind, and an error some other OpenSSL call left on the thread's queue does not fail a read.
+/// `TLSEngine.read(into:)` and `read(maxBytes:)`: they skip OpenSSL when nothing is held, yet never
+/// leave decrypted bytes behind; an error some other OpenSSL call left on the thread's queue does not
+/// fail a read; a read returns an array the size of what came.
 @Suite(.enabled(if: TestCertificates.isAvailable, "needs openssl and libssl3"), .timeLimit(.minutes(1)))
 struct TLSEngineReadTests {
     struct UnexpectedEnd: Error {}
@@ -34,6 +35,37 @@ struct TLSEngineReadTests {
         pair.server.feed([record.last!])
         #expect(try pair.serverRead(capacity: 64) == Array("hello".utf8))
         #expect(try pair.serverRead(capacity: 64) == nil)
+    }
+
+    @Test func aReadKeepsNoMoreMemoryThanTheBytesThatCame() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let pair = try MemoryEnginePair(certificates)
+        let message = Array("a small message".utf8)
+        pair.server.feed(try pair.client.encrypt([message]))
+        guard case .data(let bytes) = pair.server.read(maxBytes: 65_536) else {
+            Issue.record("no data")
+            return
+        }
+        let capacity = bytes.capacity
+        #expect(bytes == message)
+        #expect(capacity < 1_024)
+    }
+
+    @Test func aLargeMessageComesARecordAtATime() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let pair = try MemoryEnginePair(certificates)
+        let message = (0..<40_000).map { UInt8(truncatingIfNeeded: $0) }
+        pair.server.feed(try pair.client.encrypt([message]))
+        var received: [UInt8] = []
+        var largest = 0
+        while case .data(let bytes) = pair.server.read(maxBytes: 65_536) {
+            largest = max(largest, bytes.count)
+            received += bytes
+        }
+        #expect(received == message)
+        #expect(largest <= TLSEngine.recordPlaintextLimit)
     }
 
     @Test func anErrorAnotherCallLeftQueuedDoesNotFailARead() async throws {

@@ -148,17 +148,24 @@ final class TLSEngine {
         return .failed(failure, output: self.takeOutput())
     }
 
-    /// Decrypts up to `maxBytes` bytes of application data.
+    /// The most plaintext one TLS record carries, and so the most one read here returns.
+    static let recordPlaintextLimit = 16_384
+
+    /// Decrypts up to `maxBytes` bytes of application data, and at most one record's worth
+    /// (``recordPlaintextLimit``): the caller reads again for more.
+    ///
+    /// It decrypts into a temporary buffer and returns an array of exactly the bytes that came. An
+    /// array allocated with `maxBytes` of capacity (64 KiB for a connection's reads) would keep that
+    /// much memory for every small message for as long as the reader holds on to it.
     func read(maxBytes: Int) -> ReadStep {
         // Before a buffer is allocated: most reads after a record find nothing.
         if let answer = self.answerWithoutOpenSSL { return ReadStep(answer, bytes: []) }
-        var step = ReadStep.Counted.needsInput
-        let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
-            step = self.readFromOpenSSL(into: UnsafeMutableRawBufferPointer(buffer))
-            initialized = 0
-            if case .data(let count) = step { initialized = count }
+        let capacity = min(max(1, maxBytes), Self.recordPlaintextLimit)
+        return withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+            let step = self.readFromOpenSSL(into: buffer)
+            guard case .data(let count) = step else { return ReadStep(step, bytes: []) }
+            return ReadStep(step, bytes: Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])))
         }
-        return ReadStep(step, bytes: bytes)
     }
 
     /// Decrypts application data into `buffer` (not empty): `.data` holds the number of bytes

@@ -47,5 +47,11 @@ struct ReactorLoad {
     /// Whether a read waiter's inline work may run for a round of `reports` readiness reports: only
     /// for a report that came alone, while the thread has room. Several at once are a burst, which
     /// the tasks handle on all cores.
+    ///
+    /// Two in a round are often a message and an acknowledgement (a Coaty callee's Call and its
+    /// caller's SUBACK, when both agents share the thread). Handling both here made Call → Return
+    /// through mosquitto 5 % faster but not through the embedded broker, whose acknowledgements come
+    /// at other moments, and the thread may handle the acknowledgement first: twelve alternated runs
+    /// per rule (Docs/Benchmarks.md). So a round of two still goes to the tasks.
     func mayHandleReads(reports: Int) -> Bool { reports == 1 && self.hasRoom }
 }

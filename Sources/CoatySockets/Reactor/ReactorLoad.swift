@@ -50,8 +50,8 @@ struct ReactorLoad {
     ///
     /// Two in a round are often a message and an acknowledgement (a Coaty callee's Call and its
     /// caller's SUBACK, when both agents share the thread). Handling both here made Call → Return
-    /// through mosquitto 5 % faster but not through the embedded broker, whose acknowledgements come
-    /// at other moments, and the thread may handle the acknowledgement first: twelve alternated runs
-    /// per rule (Docs/Benchmarks.md). So a round of two still goes to the tasks.
+    /// through mosquitto 5 % faster but not through the embedded broker, so that embedded / mosquitto
+    /// went from 1.06× to 1.13× in alternated runs (Docs/Benchmarks.md). So a round of two still goes
+    /// to the tasks.
     func mayHandleReads(reports: Int) -> Bool { reports == 1 && self.hasRoom }
 }

@@ -24,6 +24,9 @@ package final class TCPConnection: DirectByteStream {
     private let acknowledgesAtOnce: Bool
     /// When ``noteExchange()`` was last called, in `Syscalls.monotonicNanoseconds()`.
     private let lastExchange = Atomic<Int64>(.min)
+    /// Counts `send` calls, each before it is made: a send counted after a read carries the ACK of
+    /// what that read took (see ``readInline(capacity:limit:shortReadDrains:_:)``).
+    private let sends = Atomic<UInt64>(0)
 
     /// How long after ``noteExchange()`` reads are still acknowledged at once: 200 ms, Linux's longest
     /// delayed ACK (`TCP_DELACK_MAX`).
@@ -230,7 +233,7 @@ package final class TCPConnection: DirectByteStream {
     ) -> Result<DirectReadOutcome, SocketError>? {
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
             for _ in 0..<Self.inlineReadsPerReport {
-                guard let result = try? self.receiveNow(into: buffer) else {
+                guard let result = try? self.receiveNow(into: buffer, acknowledging: false) else {
                     return .failure(SocketError.closed("read"))
                 }
                 switch result {
@@ -239,9 +242,16 @@ package final class TCPConnection: DirectByteStream {
                 case .failed(let code):
                     return .failure(SocketError(errno: code, call: "read"))
                 case .done(let count) where count == 0 || count > limit:
+                    if count > 0 { self.acknowledgeDuringExchange() }
                     return .success(.bytes(Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))))
                 case .done(let count):
-                    if !consume(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { return .success(.handled) }
+                    let sendsBefore = self.sends.load(ordering: .acquiring)
+                    let goesOn = consume(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                    // Only after handling the read, and only if nothing was sent meanwhile: an answer
+                    // (a callee's Return) carries the ACK, and the socket stays in delayed-ACK mode
+                    // for the next one; asking before the handling sent a bare ACK ahead of it.
+                    if self.sends.load(ordering: .acquiring) == sendsBefore { self.acknowledgeDuringExchange() }
+                    if !goesOn { return .success(.handled) }
                     if shortReadDrains && count < capacity { return nil }
                 }
             }
@@ -253,11 +263,20 @@ package final class TCPConnection: DirectByteStream {
     ///
     /// - Throws: A closed ``SocketError`` once the connection is closed.
     private func receiveNow(
-        into buffer: UnsafeMutableRawBufferPointer
+        into buffer: UnsafeMutableRawBufferPointer,
+        acknowledging: Bool
     ) throws(SocketError) -> SocketHandle.CallResult<Int> {
         _ = try self.handle.beginCall(.read, call: "read")
         defer { self.handle.endCall() }
-        return self.receive(self.handle.fd, into: buffer)
+        return self.receive(self.handle.fd, into: buffer, acknowledging: acknowledging)
+    }
+
+    /// Asks for an immediate ACK of what was read, during an exchange (see
+    /// ``quickAcknowledgementWindow``), as a call on the handle.
+    private func acknowledgeDuringExchange() {
+        guard self.acknowledgesNow, (try? self.handle.beginCall(.read, call: "read")) != nil else { return }
+        defer { self.handle.endCall() }
+        Syscalls.requestQuickAcknowledgement(self.handle.fd)
     }
 
     /// One `recv` of at most `capacity` bytes, as a call on the handle, without waiting; with the read
@@ -286,11 +305,17 @@ package final class TCPConnection: DirectByteStream {
         }
     }
 
-    /// One `recv` into `buffer`: the number of bytes read.
-    private func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketHandle.CallResult<Int> {
+    /// One `recv` into `buffer`: the number of bytes read. With `acknowledging`, asks for an immediate
+    /// ACK of them during an exchange (see ``quickAcknowledgementWindow``).
+    private func receive(
+        _ fd: Int32,
+        into buffer: UnsafeMutableRawBufferPointer,
+        acknowledging: Bool = true
+    ) -> SocketHandle.CallResult<Int> {
         let result = Syscalls.receive(fd, into: buffer)
-        // Only during an exchange: see `quickAcknowledgementWindow`.
-        if case .done(let n) = result, n > 0, self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
+        if acknowledging, case .done(let n) = result, n > 0, self.acknowledgesNow {
+            Syscalls.requestQuickAcknowledgement(fd)
+        }
         return result
     }
 
@@ -306,7 +331,8 @@ package final class TCPConnection: DirectByteStream {
         while offset < bytes.count {
             let start = offset
             let written: Int = try await self.handle.perform(.write, call: "write") { fd in
-                bytes.withUnsafeBytes { raw in
+                self.sends.add(1, ordering: .releasing)
+                return bytes.withUnsafeBytes { raw in
                     Syscalls.send(fd, UnsafeRawBufferPointer(rebasing: raw[start...]))
                 }
             }
@@ -348,6 +374,7 @@ package final class TCPConnection: DirectByteStream {
         guard (try? self.handle.beginCall(.write, call: "write")) != nil else { return 0 }
         defer { self.handle.endCall() }
         let fd = self.handle.fd
+        self.sends.add(1, ordering: .releasing)
         guard case .done(let written) = bytes.withUnsafeBytes({ Syscalls.send(fd, $0) }) else { return 0 }
         return written
     }

@@ -28,12 +28,9 @@ import Testing
         }
 
         @Test func anAnswerSentWhileHandlingAReadCarriesItsAcknowledgement() async throws {
-            let listener = try TCPListener.bind(port: 0)
-            defer { listener.close() }
-            let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-            defer { client.close() }
-            let server = try await listener.accept()
-            defer { server.close() }
+            let pair = try await LoopbackPair.open()
+            defer { pair.close() }
+            let (client, server) = (pair.client, pair.server)
             client.noteExchange()
             let handled = Atomic<Int>(0)
             // The client answers each ping as a callee answers a Call: on the reactor's thread when it
@@ -70,12 +67,9 @@ import Testing
         }
 
         @Test func aReadHandledWithoutAnAnswerIsAcknowledgedAtOnce() async throws {
-            let listener = try TCPListener.bind(port: 0)
-            defer { listener.close() }
-            let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-            defer { client.close() }
-            let server = try await listener.accept()
-            defer { server.close() }
+            let pair = try await LoopbackPair.open()
+            defer { pair.close() }
+            let (client, server) = (pair.client, pair.server)
             client.noteExchange()
             let handled = Atomic<Int>(0)
             let (reads, read) = AsyncStream.makeStream(of: Void.self)

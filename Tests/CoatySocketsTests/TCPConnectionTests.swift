@@ -133,12 +133,9 @@ struct TCPConnectionTests {
     }
 
     @Test func cancellingPendingReadThrowsCancellationError() async throws {
-        let listener = try TCPListener.bind(port: 0)
-        defer { listener.close() }
-        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-        defer { client.close() }
-        let server = try await listener.accept()
-        defer { server.close() }
+        let pair = try await LoopbackPair.open()
+        defer { pair.close() }
+        let (client, server) = (pair.client, pair.server)
         let reader = Task { try await server.read() }
         await Task.yield()
         reader.cancel()
@@ -149,11 +146,9 @@ struct TCPConnectionTests {
     }
 
     @Test func closeWakesPendingRead() async throws {
-        let listener = try TCPListener.bind(port: 0)
-        defer { listener.close() }
-        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-        defer { client.close() }
-        let server = try await listener.accept()
+        let pair = try await LoopbackPair.open()
+        defer { pair.close() }
+        let (client, server) = (pair.client, pair.server)
         let reader = Task { try await server.read() }
         await Task.yield()
         server.close()
@@ -178,11 +173,9 @@ struct TCPConnectionTests {
     }
 
     @Test func writingToResetConnectionThrowsInsteadOfSIGPIPE() async throws {
-        let listener = try TCPListener.bind(port: 0)
-        defer { listener.close() }
-        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
-        defer { client.close() }
-        let server = try await listener.accept()
+        let pair = try await LoopbackPair.open()
+        defer { pair.close() }
+        let (client, server) = (pair.client, pair.server)
         server.close()
         #expect(try await client.read() == [])
         let error = await #expect(throws: SocketError.self) {

@@ -10,79 +10,81 @@ import Testing
 struct TLSEngineReadTests {
     struct UnexpectedEnd: Error {}
 
-    @Test func aRecordReadInPiecesSmallerThanItIsGivesEveryByteThenAsksForMore() async throws {
+    /// Runs `body` with a connected client and server engine on certificates of their own.
+    static func withPair(_ body: (MemoryEnginePair) throws -> Void) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let pair = try MemoryEnginePair(certificates)
-        let message = Array("0123456789".utf8)
-        pair.server.feed(try pair.client.encrypt([message]))
-        // After the first piece the feed is used up and the rest sits in OpenSSL's own buffer.
-        var received: [UInt8] = []
-        while let piece = try pair.serverRead(capacity: 4) { received += piece }
-        #expect(received == message)
-        #expect(try pair.serverRead(capacity: 4) == nil)
+        try body(try MemoryEnginePair(certificates))
+    }
+
+    @Test func aRecordReadInPiecesSmallerThanItIsGivesEveryByteThenAsksForMore() async throws {
+        try await Self.withPair { pair in
+            let message = Array("0123456789".utf8)
+            pair.server.feed(try pair.client.encrypt([message]))
+            // After the first piece the feed is used up and the rest sits in OpenSSL's own buffer.
+            var received: [UInt8] = []
+            while let piece = try pair.serverRead(capacity: 4) { received += piece }
+            #expect(received == message)
+            #expect(try pair.serverRead(capacity: 4) == nil)
+        }
     }
 
     @Test func aRecordFedAByteAtATimeDecryptsOnceWhole() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let pair = try MemoryEnginePair(certificates)
-        let record = try pair.client.encrypt([Array("hello".utf8)])
-        for byte in record.dropLast() {
-            pair.server.feed([byte])
+        try await Self.withPair { pair in
+            let record = try pair.client.encrypt([Array("hello".utf8)])
+            for byte in record.dropLast() {
+                pair.server.feed([byte])
+                #expect(try pair.serverRead(capacity: 64) == nil)
+            }
+            pair.server.feed([record.last!])
+            #expect(try pair.serverRead(capacity: 64) == Array("hello".utf8))
             #expect(try pair.serverRead(capacity: 64) == nil)
         }
-        pair.server.feed([record.last!])
-        #expect(try pair.serverRead(capacity: 64) == Array("hello".utf8))
-        #expect(try pair.serverRead(capacity: 64) == nil)
     }
 
     @Test func aReadKeepsNoMoreMemoryThanTheBytesThatCame() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let pair = try MemoryEnginePair(certificates)
-        let message = Array("a small message".utf8)
-        pair.server.feed(try pair.client.encrypt([message]))
-        guard case .data(let bytes) = pair.server.read(maxBytes: 65_536) else {
-            Issue.record("no data")
-            return
+        try await Self.withPair { pair in
+            let message = Array("a small message".utf8)
+            pair.server.feed(try pair.client.encrypt([message]))
+            guard case .data(let bytes) = pair.server.read(maxBytes: 65_536) else {
+                Issue.record("no data")
+                return
+            }
+            let capacity = bytes.capacity
+            #expect(bytes == message)
+            #expect(capacity < 1_024)
         }
-        let capacity = bytes.capacity
-        #expect(bytes == message)
-        #expect(capacity < 1_024)
     }
 
     @Test func aLargeMessageComesARecordAtATime() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let pair = try MemoryEnginePair(certificates)
-        let message = (0..<40_000).map { UInt8(truncatingIfNeeded: $0) }
-        pair.server.feed(try pair.client.encrypt([message]))
-        var received: [UInt8] = []
-        var largest = 0
-        while case .data(let bytes) = pair.server.read(maxBytes: 65_536) {
-            largest = max(largest, bytes.count)
-            received += bytes
+        try await Self.withPair { pair in
+            let message = (0..<40_000).map { UInt8(truncatingIfNeeded: $0) }
+            pair.server.feed(try pair.client.encrypt([message]))
+            var received: [UInt8] = []
+            var largest = 0
+            while case .data(let bytes) = pair.server.read(maxBytes: 65_536) {
+                largest = max(largest, bytes.count)
+                received += bytes
+            }
+            #expect(received == message)
+            #expect(largest <= TLSEngine.recordPlaintextLimit)
         }
-        #expect(received == message)
-        #expect(largest <= TLSEngine.recordPlaintextLimit)
     }
 
     @Test func anErrorAnotherCallLeftQueuedDoesNotFailARead() async throws {
-        let certificates = try await TestCertificates.make()
-        defer { certificates.remove() }
-        let pair = try MemoryEnginePair(certificates)
-        let openssl = pair.serverContext.openssl
-        let record = try pair.client.encrypt([Array("after an error".utf8)])
-        // A call that fails leaves its error on this thread's queue.
-        #expect(openssl.SSL_CTX_use_certificate(pair.serverContext.context, nil) != 1)
-        #expect(openssl.ERR_peek_error() != 0)
-        // Half a record: OpenSSL is asked, and must answer "more input", not the stale error.
-        pair.server.feed(Array(record.prefix(record.count / 2)))
-        #expect(try pair.serverRead(capacity: 64) == nil)
-        pair.server.feed(Array(record.dropFirst(record.count / 2)))
-        #expect(try pair.serverRead(capacity: 64) == Array("after an error".utf8))
-        openssl.clearErrors()
+        try await Self.withPair { pair in
+            let openssl = pair.serverContext.openssl
+            let record = try pair.client.encrypt([Array("after an error".utf8)])
+            // A call that fails leaves its error on this thread's queue.
+            #expect(openssl.SSL_CTX_use_certificate(pair.serverContext.context, nil) != 1)
+            #expect(openssl.ERR_peek_error() != 0)
+            // Half a record: OpenSSL is asked, and must answer "more input", not the stale error.
+            pair.server.feed(Array(record.prefix(record.count / 2)))
+            #expect(try pair.serverRead(capacity: 64) == nil)
+            pair.server.feed(Array(record.dropFirst(record.count / 2)))
+            #expect(try pair.serverRead(capacity: 64) == Array("after an error".utf8))
+            openssl.clearErrors()
+        }
     }
 }
 

@@ -233,7 +233,7 @@ package final class TCPConnection: DirectByteStream {
     ) -> Result<DirectReadOutcome, SocketError>? {
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
             for _ in 0..<Self.inlineReadsPerReport {
-                guard let result = try? self.receiveNow(into: buffer, acknowledging: false) else {
+                guard let result = try? self.receiveNow(into: buffer) else {
                     return .failure(SocketError.closed("read"))
                 }
                 switch result {
@@ -263,20 +263,25 @@ package final class TCPConnection: DirectByteStream {
     ///
     /// - Throws: A closed ``SocketError`` once the connection is closed.
     private func receiveNow(
-        into buffer: UnsafeMutableRawBufferPointer,
-        acknowledging: Bool
+        into buffer: UnsafeMutableRawBufferPointer
     ) throws(SocketError) -> SocketHandle.CallResult<Int> {
         _ = try self.handle.beginCall(.read, call: "read")
         defer { self.handle.endCall() }
-        return self.receive(self.handle.fd, into: buffer, acknowledging: acknowledging)
+        return self.receive(self.handle.fd, into: buffer)
     }
 
-    /// Asks for an immediate ACK of what was read, during an exchange (see
-    /// ``quickAcknowledgementWindow``), as a call on the handle.
+    /// ``acknowledgeDuringExchange(_:)`` as a call on the handle, for the reactor thread's reads, which
+    /// ask only once they are handled.
     private func acknowledgeDuringExchange() {
         guard self.acknowledgesNow, (try? self.handle.beginCall(.read, call: "read")) != nil else { return }
         defer { self.handle.endCall() }
-        Syscalls.requestQuickAcknowledgement(self.handle.fd)
+        self.acknowledgeDuringExchange(self.handle.fd)
+    }
+
+    /// Asks for an immediate ACK of what was read, during an exchange only (see
+    /// ``quickAcknowledgementWindow``).
+    private func acknowledgeDuringExchange(_ fd: Int32) {
+        if self.acknowledgesNow { Syscalls.requestQuickAcknowledgement(fd) }
     }
 
     /// One `recv` of at most `capacity` bytes, as a call on the handle, without waiting; with the read
@@ -297,6 +302,7 @@ package final class TCPConnection: DirectByteStream {
         let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             result = self.receive(fd, into: UnsafeMutableRawBufferPointer(buffer))
             if case .done(let n) = result { count = n } else { count = 0 }
+            if count > 0 { self.acknowledgeDuringExchange(fd) }
         }
         switch result {
         case .done: return .done(bytes)
@@ -305,18 +311,9 @@ package final class TCPConnection: DirectByteStream {
         }
     }
 
-    /// One `recv` into `buffer`: the number of bytes read. With `acknowledging`, asks for an immediate
-    /// ACK of them during an exchange (see ``quickAcknowledgementWindow``).
-    private func receive(
-        _ fd: Int32,
-        into buffer: UnsafeMutableRawBufferPointer,
-        acknowledging: Bool = true
-    ) -> SocketHandle.CallResult<Int> {
-        let result = Syscalls.receive(fd, into: buffer)
-        if acknowledging, case .done(let n) = result, n > 0, self.acknowledgesNow {
-            Syscalls.requestQuickAcknowledgement(fd)
-        }
-        return result
+    /// One `recv` into `buffer`: the number of bytes read.
+    private func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketHandle.CallResult<Int> {
+        Syscalls.receive(fd, into: buffer)
     }
 
     /// Writes all of `bytes`.

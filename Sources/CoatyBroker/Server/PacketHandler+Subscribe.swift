@@ -3,26 +3,115 @@ import CoatyMQTTPackets
 import Synchronization
 
 extension PacketHandler {
+    /// A SUBSCRIBE whose filters are valid, with what the access control list permits.
+    struct SubscribeRequest {
+        let packetID: UInt16
+        let filters: [(filter: TopicFilter, qos: QualityOfService)]
+        /// Whether each filter is permitted; `nil`: every one is.
+        let permitted: [Bool]?
+
+        /// Whether a filter of the request matches `topic`.
+        func matches(_ topic: String) -> Bool {
+            self.filters.contains { $0.filter.matches(topic) }
+        }
+    }
+
     /// Handles SUBSCRIBE: validates the filters, refuses those the access control list denies and
     /// those past the client's limit (return code 0x80), subscribes the rest and answers with SUBACK,
     /// then sends the retained messages they match.
     ///
-    /// A Coaty request subscribes a response filter of its own: this runs once per request, before
-    /// the request itself is routed. Without an access control list no list of permissions is made,
-    /// and the event's list of filters only for an observer.
+    /// A Coaty request subscribes a response filter of its own: this runs once per request, and the
+    /// request comes right behind it (see ``handle(_:then:session:state:outbox:)``). Without an
+    /// access control list no list of permissions is made, and the event's list of filters only for
+    /// an observer.
     func handleSubscribe(
         _ subscribe: MQTTSubscribePacket,
         session: SessionID,
         state: ReaderState,
         outbox: Outbox
     ) -> CloseReason? {
+        switch self.admit(subscribe, state: state) {
+        case .failure(let failure):
+            return failure.reason
+        case .success(let request):
+            let (reason, granted) = self.broker.core.withLock { core in
+                self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+            }
+            self.report(request, granted: granted, closing: reason != nil, state: state)
+            return reason
+        }
+    }
+
+    /// Handles a SUBSCRIBE and the QoS 0 PUBLISH that came right behind it in the same read, as a
+    /// Coaty request's write has them: the response subscription, then the request.
+    ///
+    /// If no filter of the SUBSCRIBE matches the PUBLISH's topic and the PUBLISH is routed, both are
+    /// handled with the broker's state locked once, and what the PUBLISH routed is written between
+    /// them: the request leaves before the subscription's work (the trie, the retained messages, the
+    /// SUBACK), yet no answer to it can be routed before the subscription is in place, since routing
+    /// takes the same lock. Nothing else can tell the order: the subscription would not have received
+    /// the PUBLISH, and a QoS 0 PUBLISH has no acknowledgement to overtake the SUBACK. Otherwise
+    /// they are handled in order. Returns a reason to close, the SUBSCRIBE's first.
+    func handle(
+        _ subscribe: MQTTSubscribePacket,
+        then publish: MQTTPublishPacket,
+        session: SessionID,
+        state: ReaderState,
+        outbox: Outbox
+    ) -> CloseReason? {
+        let request: SubscribeRequest
+        switch self.admit(subscribe, state: state) {
+        case .failure(let failure): return failure.reason
+        case .success(let admitted): request = admitted
+        }
+        let admission =
+            publish.qos == .atMostOnce && !request.matches(publish.topic)
+            ? self.admit(publish, state: state, outbox: outbox) : nil
+        if case .route(let message)? = admission {
+            let (published, subscribed) = self.broker.core.withLock { core in
+                let published = self.route(
+                    message,
+                    of: publish,
+                    session: session,
+                    state: state,
+                    outbox: outbox,
+                    core: &core
+                )
+                state.directWrites?.performOthers(traffic: self.broker.traffic, logger: self.broker.logger, own: outbox)
+                return (published, self.subscribe(request, session: session, state: state, outbox: outbox, core: &core))
+            }
+            self.report(request, granted: subscribed.granted, closing: subscribed.reason != nil, state: state)
+            return subscribed.reason ?? published
+        }
+        let (reason, granted) = self.broker.core.withLock { core in
+            self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+        }
+        self.report(request, granted: granted, closing: reason != nil, state: state)
+        if let reason { return reason }
+        if case .handled(let reason)? = admission { return reason }
+        return self.handlePublish(publish, session: session, state: state, outbox: outbox)
+    }
+
+    /// A reason to close, as an error for `Result`.
+    struct SubscribeFailure: Error {
+        let reason: CloseReason
+    }
+
+    /// Validates a SUBSCRIBE's filters and checks them against the access control list.
+    private func admit(_ subscribe: MQTTSubscribePacket, state: ReaderState) -> Result<
+        SubscribeRequest, SubscribeFailure
+    > {
         var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
         filters.reserveCapacity(subscribe.subscriptions.count)
         for subscription in subscribe.subscriptions {
             guard let filter = try? TopicFilter(subscription.filter) else {
-                return .protocolViolation("invalid topic filter '\(subscription.filter)'")
+                return .failure(
+                    SubscribeFailure(reason: .protocolViolation("invalid topic filter '\(subscription.filter)'"))
+                )
             }
-            guard SubscriptionTrie.admits(subscription.filter) else { return Self.tooManyLevels("topic filter") }
+            guard SubscriptionTrie.admits(subscription.filter) else {
+                return .failure(SubscribeFailure(reason: Self.tooManyLevels("topic filter")))
+            }
             filters.append((filter, subscription.qos.qualityOfService))
         }
         let logger = self.broker.logger
@@ -33,7 +122,6 @@ extension PacketHandler {
                 "filters": filters.map { "\($0.filter):\($0.qos.rawValue)" }.joined(separator: ","),
             ]
         )
-        // `nil`: every filter is permitted.
         var permitted: [Bool]?
         if let access = state.access {
             let checks = filters.map { access.allowsSubscription(to: TopicLevels($0.filter.rawValue)) }
@@ -50,26 +138,42 @@ extension PacketHandler {
             }
             permitted = checks
         }
-        let (reason, granted): (CloseReason?, [QualityOfService?]) = self.broker.core.withLock { core in
-            // Its own outputs array, not `withOutputs`: the SUBACK goes through the reader's direct
-            // writes before the retained messages the subscriptions send are dispatched to them.
-            var outputs: [BrokerSessions.Output] = []
-            let requested = permitted.map { zip(filters, $0).filter { $1 }.map(\.0) } ?? filters
-            let subscribed = core.sessions.subscribe(session, to: requested, into: &outputs)
-            var next = subscribed.makeIterator()
-            let granted = filters.indices.map { (permitted?[$0] ?? true) ? next.next() ?? nil : nil }
-            let suback = MQTTSubAckPacket(
-                packetID: subscribe.packetID,
-                returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
-            )
-            let reason = Self.reply(.suback(suback), on: outbox, state: state)
-            core.dispatch(outputs, directWrites: &state.directWrites)
-            return (reason, granted)
-        }
-        let permittedCount = permitted?.count(where: { $0 }) ?? filters.count
+        return .success(SubscribeRequest(packetID: subscribe.packetID, filters: filters, permitted: permitted))
+    }
+
+    /// Subscribes what the request may with the broker's state locked, queues the SUBACK, then the
+    /// retained messages the subscriptions match; returns a reason to close and the QoS granted to
+    /// each filter (`nil`: refused).
+    private func subscribe(
+        _ request: SubscribeRequest,
+        session: SessionID,
+        state: ReaderState,
+        outbox: Outbox,
+        core: inout MQTTBroker.Core
+    ) -> (reason: CloseReason?, granted: [QualityOfService?]) {
+        // Its own outputs array, not `withOutputs`: the SUBACK goes through the reader's direct
+        // writes before the retained messages the subscriptions send are dispatched to them.
+        var outputs: [BrokerSessions.Output] = []
+        let filters = request.filters
+        let requested = request.permitted.map { zip(filters, $0).filter { $1 }.map(\.0) } ?? filters
+        let subscribed = core.sessions.subscribe(session, to: requested, into: &outputs)
+        var next = subscribed.makeIterator()
+        let granted = filters.indices.map { (request.permitted?[$0] ?? true) ? next.next() ?? nil : nil }
+        let suback = MQTTSubAckPacket(
+            packetID: request.packetID,
+            returnCodes: granted.map { $0.map { .granted(MQTTQoS($0)) } ?? .failure }
+        )
+        let reason = Self.reply(.suback(suback), on: outbox, state: state)
+        core.dispatch(outputs, directWrites: &state.directWrites)
+        return (reason, granted)
+    }
+
+    /// Logs the filters refused for the client's limit, and reports the subscriptions made.
+    private func report(_ request: SubscribeRequest, granted: [QualityOfService?], closing: Bool, state: ReaderState) {
+        let permittedCount = request.permitted?.count(where: { $0 }) ?? request.filters.count
         let acceptedCount = granted.count(where: { $0 != nil })
         if acceptedCount < permittedCount {
-            logger.notice(
+            self.broker.logger.notice(
                 "subscriptions refused: the client reached its limit",
                 metadata: [
                     "client": state.clientID ?? "",
@@ -78,14 +182,13 @@ extension PacketHandler {
                 ]
             )
         }
-        if reason == nil, acceptedCount > 0 {
+        if !closing, acceptedCount > 0 {
             self.broker.emit(
                 .subscribed(
                     clientID: state.clientID ?? "",
-                    filters: zip(filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
+                    filters: zip(request.filters, granted).compactMap { $1 == nil ? nil : $0.filter.rawValue }
                 )
             )
         }
-        return reason
     }
 }

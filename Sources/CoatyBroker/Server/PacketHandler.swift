@@ -63,7 +63,14 @@ struct PacketHandler {
             default:
                 break
             }
-            if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
+            // A decoding error behind the SUBSCRIBE stays in the decoder, which throws it again.
+            if case .subscribe(let subscribe) = packet, let session = state.session,
+                state.decoder.nextPacketType == .publish, case .publish(let publish)? = try? state.decoder.next()
+            {
+                if let reason = self.handle(subscribe, then: publish, session: session, state: state, outbox: outbox) {
+                    return .close(reason)
+                }
+            } else if let reason = self.handle(packet, state: state, outbox: outbox, watch: watch) {
                 return .close(reason)
             }
             if !state.congestedSessions.isEmpty || !state.congestedConnections.isEmpty { return .pace }
@@ -293,22 +300,43 @@ struct PacketHandler {
         return nil
     }
 
-    private func handlePublish(
+    /// What the checks before routing make of a PUBLISH.
+    enum PublishAdmission {
+        /// Route this message.
+        case route(BrokerMessage)
+        /// Handled without routing: a reason to close, or `nil` (a publication the access control
+        /// list denies is dropped and, at QoS 1 or 2, acknowledged).
+        case handled(CloseReason?)
+    }
+
+    func handlePublish(
         _ publish: MQTTPublishPacket,
         session: SessionID,
         state: ReaderState,
         outbox: Outbox
     ) -> CloseReason? {
+        switch self.admit(publish, state: state, outbox: outbox) {
+        case .handled(let reason):
+            return reason
+        case .route(let message):
+            return self.broker.core.withLock { core in
+                self.route(message, of: publish, session: session, state: state, outbox: outbox, core: &core)
+            }
+        }
+    }
+
+    /// Checks a PUBLISH before it is routed, and logs it.
+    func admit(_ publish: MQTTPublishPacket, state: ReaderState, outbox: Outbox) -> PublishAdmission {
         self.broker.traffic.receivedMessage()
         let clientID = state.clientID ?? ""
         // The codec checks the topic and flags; these guards keep the broker safe with any decoder.
         guard TopicName.isValid(publish.topic) else {
-            return .protocolViolation("invalid topic '\(publish.topic)'")
+            return .handled(.protocolViolation("invalid topic '\(publish.topic)'"))
         }
-        guard SubscriptionTrie.admits(publish.topic) else { return Self.tooManyLevels("topic") }
-        if publish.qos == .atMostOnce, publish.dup { return .protocolViolation("QoS 0 PUBLISH with DUP set") }
+        guard SubscriptionTrie.admits(publish.topic) else { return .handled(Self.tooManyLevels("topic")) }
+        if publish.qos == .atMostOnce, publish.dup { return .handled(.protocolViolation("QoS 0 PUBLISH with DUP set")) }
         if publish.qos != .atMostOnce, publish.packetID == nil || publish.packetID == 0 {
-            return .protocolViolation("QoS > 0 PUBLISH without a packet identifier")
+            return .handled(.protocolViolation("QoS > 0 PUBLISH without a packet identifier"))
         }
         if let access = state.access, !access.allows(.write, topic: TopicLevels(publish.topic)) {
             // Dropped, yet acknowledged as mosquitto does, so the client does not resend it forever.
@@ -317,17 +345,11 @@ struct PacketHandler {
                 metadata: ["client": clientID, "topic": publish.topic, "qos": "\(publish.qos.rawValue)"]
             )
             switch publish.qos {
-            case .atMostOnce: return nil
-            case .atLeastOnce: return Self.reply(.puback(publish.packetID ?? 0), on: outbox, state: state)
-            case .exactlyOnce: return Self.reply(.pubrec(publish.packetID ?? 0), on: outbox, state: state)
+            case .atMostOnce: return .handled(nil)
+            case .atLeastOnce: return .handled(Self.reply(.puback(publish.packetID ?? 0), on: outbox, state: state))
+            case .exactlyOnce: return .handled(Self.reply(.pubrec(publish.packetID ?? 0), on: outbox, state: state))
             }
         }
-        let message = BrokerMessage(
-            topic: publish.topic,
-            payload: publish.payload,
-            qos: publish.qos.qualityOfService,
-            retain: publish.retain
-        )
         self.broker.logger.debug(
             "publish",
             metadata: [
@@ -335,31 +357,46 @@ struct PacketHandler {
                 "retain": "\(publish.retain)", "bytes": "\(publish.payload.count)",
             ]
         )
-        let (reason, sessions, connections) = self.broker.core.withLock { core in
-            let reply: MQTTPacket? = core.withOutputs(&state.directWrites) { core, outputs in
-                switch publish.qos {
-                case .atMostOnce:
+        return .route(
+            BrokerMessage(
+                topic: publish.topic,
+                payload: publish.payload,
+                qos: publish.qos.qualityOfService,
+                retain: publish.retain
+            )
+        )
+    }
+
+    /// Routes an admitted PUBLISH with the broker's state locked, acknowledges it, and notes the
+    /// receivers whose queues it found filling up.
+    func route(
+        _ message: BrokerMessage,
+        of publish: MQTTPublishPacket,
+        session: SessionID,
+        state: ReaderState,
+        outbox: Outbox,
+        core: inout MQTTBroker.Core
+    ) -> CloseReason? {
+        let reply: MQTTPacket? = core.withOutputs(&state.directWrites) { core, outputs in
+            switch publish.qos {
+            case .atMostOnce:
+                core.sessions.publish(message, into: &outputs)
+                return nil
+            case .atLeastOnce:
+                core.sessions.publish(message, into: &outputs)
+                return .puback(publish.packetID ?? 0)
+            case .exactlyOnce:
+                let packetID = publish.packetID ?? 0
+                if core.sessions.receiveQoS2(session, packetID: packetID) {
                     core.sessions.publish(message, into: &outputs)
-                    return nil
-                case .atLeastOnce:
-                    core.sessions.publish(message, into: &outputs)
-                    return .puback(publish.packetID ?? 0)
-                case .exactlyOnce:
-                    let packetID = publish.packetID ?? 0
-                    if core.sessions.receiveQoS2(session, packetID: packetID) {
-                        core.sessions.publish(message, into: &outputs)
-                    }
-                    return .pubrec(packetID)
                 }
+                return .pubrec(packetID)
             }
-            let sessions = core.sessions.takeCongestedSessions()
-            let connections = core.congestedConnections
-            core.congestedConnections = []
-            return (reply.flatMap { Self.reply($0, on: outbox, state: state) }, sessions, connections)
         }
-        state.congestedSessions.formUnion(sessions)
-        state.congestedConnections.formUnion(connections)
-        return reason
+        state.congestedSessions.formUnion(core.sessions.takeCongestedSessions())
+        state.congestedConnections.formUnion(core.congestedConnections)
+        core.congestedConnections = []
+        return reply.flatMap { Self.reply($0, on: outbox, state: state) }
     }
 
     /// Detaches a connection whose reader and writer have ended: detaches its session (publishing the

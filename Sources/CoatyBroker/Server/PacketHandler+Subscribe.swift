@@ -31,9 +31,9 @@ extension PacketHandler {
         outbox: Outbox
     ) -> CloseReason? {
         switch self.admit(subscribe, state: state) {
-        case .failure(let failure):
-            return failure.reason
-        case .success(let request):
+        case .close(let reason):
+            return reason
+        case .subscribe(let request):
             let (reason, granted) = self.broker.core.withLock { core in
                 self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
             }
@@ -61,8 +61,8 @@ extension PacketHandler {
     ) -> CloseReason? {
         let request: SubscribeRequest
         switch self.admit(subscribe, state: state) {
-        case .failure(let failure): return failure.reason
-        case .success(let admitted): request = admitted
+        case .close(let reason): return reason
+        case .subscribe(let admitted): request = admitted
         }
         let admission =
             publish.qos == .atMostOnce && !request.matches(publish.topic)
@@ -92,25 +92,22 @@ extension PacketHandler {
         return self.handlePublish(publish, session: session, state: state, outbox: outbox)
     }
 
-    /// A reason to close, as an error for `Result`.
-    struct SubscribeFailure: Error {
-        let reason: CloseReason
+    /// What the checks before subscribing make of a SUBSCRIBE.
+    enum SubscribeAdmission {
+        case subscribe(SubscribeRequest)
+        case close(CloseReason)
     }
 
     /// Validates a SUBSCRIBE's filters and checks them against the access control list.
-    private func admit(_ subscribe: MQTTSubscribePacket, state: ReaderState) -> Result<
-        SubscribeRequest, SubscribeFailure
-    > {
+    private func admit(_ subscribe: MQTTSubscribePacket, state: ReaderState) -> SubscribeAdmission {
         var filters: [(filter: TopicFilter, qos: QualityOfService)] = []
         filters.reserveCapacity(subscribe.subscriptions.count)
         for subscription in subscribe.subscriptions {
             guard let filter = try? TopicFilter(subscription.filter) else {
-                return .failure(
-                    SubscribeFailure(reason: .protocolViolation("invalid topic filter '\(subscription.filter)'"))
-                )
+                return .close(.protocolViolation("invalid topic filter '\(subscription.filter)'"))
             }
             guard SubscriptionTrie.admits(subscription.filter) else {
-                return .failure(SubscribeFailure(reason: Self.tooManyLevels("topic filter")))
+                return .close(Self.tooManyLevels("topic filter"))
             }
             filters.append((filter, subscription.qos.qualityOfService))
         }
@@ -138,7 +135,7 @@ extension PacketHandler {
             }
             permitted = checks
         }
-        return .success(SubscribeRequest(packetID: subscribe.packetID, filters: filters, permitted: permitted))
+        return .subscribe(SubscribeRequest(packetID: subscribe.packetID, filters: filters, permitted: permitted))
     }
 
     /// Subscribes what the request may with the broker's state locked, queues the SUBACK, then the

@@ -309,6 +309,7 @@ struct PacketHandler {
         case handled(CloseReason?)
     }
 
+    /// Handles PUBLISH: checks it, routes it and acknowledges it.
     func handlePublish(
         _ publish: MQTTPublishPacket,
         session: SessionID,

@@ -50,8 +50,10 @@ extension PacketHandler {
     /// them: the request leaves before the subscription's work (the trie, the retained messages, the
     /// SUBACK), yet no answer to it can be routed before the subscription is in place, since routing
     /// takes the same lock. Nothing else can tell the order: the subscription would not have received
-    /// the PUBLISH, and a QoS 0 PUBLISH has no acknowledgement to overtake the SUBACK. Otherwise
-    /// they are handled in order. Returns a reason to close, the SUBSCRIBE's first.
+    /// the PUBLISH, a QoS 0 PUBLISH has no acknowledgement to overtake the SUBACK, and if one of the
+    /// publisher's own subscriptions matches the topic, the two are handled in order after all, so
+    /// that its copy does not overtake the SUBACK either. Otherwise they are handled in order.
+    /// Returns a reason to close, the SUBSCRIBE's first.
     func handle(
         _ subscribe: MQTTSubscribePacket,
         then publish: MQTTPublishPacket,
@@ -67,29 +69,30 @@ extension PacketHandler {
         let admission =
             publish.qos == .atMostOnce && !request.matches(publish.topic)
             ? self.admit(publish, state: state, outbox: outbox) : nil
-        if case .route(let message)? = admission {
-            let (published, subscribed) = self.broker.core.withLock { core in
-                let published = self.route(
-                    message,
-                    of: publish,
-                    session: session,
-                    state: state,
-                    outbox: outbox,
-                    core: &core
-                )
-                state.directWrites?.performOthers(traffic: self.broker.traffic, logger: self.broker.logger, own: outbox)
-                return (published, self.subscribe(request, session: session, state: state, outbox: outbox, core: &core))
+        guard case .route(let message)? = admission else {
+            let (reason, granted) = self.broker.core.withLock { core in
+                self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
             }
-            self.report(request, granted: subscribed.granted, closing: subscribed.reason != nil, state: state)
-            return subscribed.reason ?? published
+            self.report(request, granted: granted, closing: reason != nil, state: state)
+            if let reason { return reason }
+            if case .handled(let reason)? = admission { return reason }
+            return self.handlePublish(publish, session: session, state: state, outbox: outbox)
         }
-        let (reason, granted) = self.broker.core.withLock { core in
-            self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+        let (subscribed, published) = self.broker.core.withLock { core in
+            func route(_ core: inout MQTTBroker.Core) -> CloseReason? {
+                self.route(message, of: publish, session: session, state: state, outbox: outbox, core: &core)
+            }
+            if core.sessions.isSubscribed(session, to: message.topic) {
+                // The publisher's own subscription would get the PUBLISH ahead of the SUBACK.
+                let subscribed = self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+                return (subscribed, subscribed.reason == nil ? route(&core) : nil)
+            }
+            let published = route(&core)
+            state.directWrites?.performOthers(traffic: self.broker.traffic, logger: self.broker.logger, own: outbox)
+            return (self.subscribe(request, session: session, state: state, outbox: outbox, core: &core), published)
         }
-        self.report(request, granted: granted, closing: reason != nil, state: state)
-        if let reason { return reason }
-        if case .handled(let reason)? = admission { return reason }
-        return self.handlePublish(publish, session: session, state: state, outbox: outbox)
+        self.report(request, granted: subscribed.granted, closing: subscribed.reason != nil, state: state)
+        return subscribed.reason ?? published
     }
 
     /// What the checks before subscribing make of a SUBSCRIBE.

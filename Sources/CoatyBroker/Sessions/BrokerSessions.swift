@@ -486,13 +486,7 @@ struct BrokerSessions: Sendable {
         return (session.pending.isFilling, session.acknowledgements)
     }
 
-    // MARK: - Inspection
-
-    /// The session of `clientID`, for statistics and tests.
-    func session(clientID: String) -> Session? { self.sessions[ByteKey(clientID)] }
-
-    /// Whether a session, online or offline, exists for `clientID`.
-    func hasSession(clientID: String) -> Bool { self.sessions.index(forKey: ByteKey(clientID)) != nil }
+    // MARK: - Inspection (see also BrokerSessions+Inspection.swift)
 
     /// The number of connections attached.
     var connectionCount: Int { self.connections.count }

@@ -105,6 +105,34 @@ struct SubscribeThenPublishTests {
         }
     }
 
+    /// A publisher subscribed to its request's topic from before gets its copy after the SUBACK.
+    @Test func thePublishersOwnCopyComesAfterTheSubscriptionsAcknowledgement() async throws {
+        try await MQTTBroker.withRunning { broker in
+            var (caller, callee) = try await self.callerAndCallee(broker, callerFilter: "coaty/3/-/CLL:greet/+")
+            let call = MQTTPublishPacket(topic: "coaty/3/-/CLL:greet/caller", payload: [1])
+            try await self.write(
+                [
+                    .subscribe(
+                        MQTTSubscribePacket(
+                            packetID: 2,
+                            subscriptions: [MQTTSubscription(filter: "coaty/3/-/RTN/+/first", qos: .atMostOnce)]
+                        )
+                    ),
+                    .publish(call),
+                ],
+                to: caller
+            )
+            #expect(try await callee.receivePacket() == .publish(call))
+            #expect(
+                try await caller.receivePacket()
+                    == .suback(MQTTSubAckPacket(packetID: 2, returnCodes: [.granted(.atMostOnce)]))
+            )
+            #expect(try await caller.receivePacket() == .publish(call))
+            caller.close()
+            callee.close()
+        }
+    }
+
     /// A QoS 1 PUBLISH has an acknowledgement, which must not overtake the SUBACK.
     @Test func aQoS1PublishIsAcknowledgedAfterTheSubscription() async throws {
         try await MQTTBroker.withRunning { broker in

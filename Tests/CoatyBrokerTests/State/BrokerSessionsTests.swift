@@ -57,6 +57,21 @@ struct BrokerSessionsTests {
         )
     }
 
+    /// Whether a session's subscriptions would receive a topic, by the same matching as publishing.
+    @Test func isSubscribedAnswersForOneSession() throws {
+        var state = BrokerSessions()
+        let (_, s1, _) = connect(&state, "one", clean: true, c1)
+        let (_, s2, _) = connect(&state, "two", clean: true, c2)
+        _ = try subscribe(&state, s1, "t/+", .atMostOnce)
+        _ = try subscribe(&state, s2, "#", .atMostOnce)
+        #expect(state.isSubscribed(s1, to: Array("t/a".utf8)))
+        #expect(!state.isSubscribed(s1, to: Array("t/a/b".utf8)))
+        #expect(state.isSubscribed(s2, to: Array("t/a/b".utf8)))
+        #expect(!state.isSubscribed(s2, to: Array("$SYS/x".utf8)), "a '#' does not match a '$' topic")
+        state.unsubscribe(s1, from: ["t/+"])
+        #expect(!state.isSubscribed(s1, to: Array("t/a".utf8)))
+    }
+
     @Test func cleanSessionIsDiscardedAndPersistentOneResumed() throws {
         var state = BrokerSessions()
         var (present, s1, _) = connect(&state, "p", clean: false, c1)

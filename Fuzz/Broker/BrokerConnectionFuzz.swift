@@ -41,6 +41,7 @@
 // - at the end, after every connection is detached, only offline persistent sessions remain.
 import CoatyCore
 import CoatyMQTTPackets
+import CoatySockets
 import Synchronization
 
 #if canImport(Glibc)
@@ -89,6 +90,19 @@ private struct DeliveryCount: Equatable {
     }
 }
 
+/// The socket of a connection the harness drives without one: `PacketHandler` never touches it, and
+/// the harness writes and closes nothing through it.
+private final class NoSocket: ByteStreamConnection {
+    var remoteDescription: String { "fuzz" }
+    func read(maxBytes: Int) async throws -> [UInt8] { [] }
+    func write(_ bytes: [UInt8]) async throws {}
+    func write(contentsOf chunks: [[UInt8]]) async throws {}
+    func noteExchange() {}
+    func shutdownOutput() async {}
+    func close() {}
+    var isClosed: Bool { false }
+}
+
 private final class Client {
     let id: ConnectionID
     let state: ClientConnection.ReaderState
@@ -104,17 +118,21 @@ private final class Client {
     /// Packet ids of QoS 1/2 PUBLISHes received, to acknowledge.
     var receivedIDs: [UInt16] = []
 
-    init(id: ConnectionID, configuration: MQTTBroker.Configuration) {
+    init(id: ConnectionID, broker: MQTTBroker) {
+        let configuration = broker.configuration
         self.id = id
-        self.state = ClientConnection.ReaderState(
-            decoder: MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize),
-            parkingSocket: nil
-        )
-        self.outbox = Outbox(socket: nil, configuration: configuration)
+        self.outbox = Outbox(socket: nil, limits: broker.outboxLimits)
         self.watch = ActivityWatch(
             socket: nil,
             limit: configuration.connectTimeout,
             clock: ElapsedClock(configuration.clock)
+        )
+        self.state = ClientConnection.ReaderState(
+            connection: ClientConnection(broker: broker, socket: NoSocket(), id: id),
+            outbox: self.outbox,
+            watch: self.watch,
+            decoder: MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize),
+            parkingSocket: nil
         )
         self.mirror = MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)
     }
@@ -152,7 +170,7 @@ private final class Harness {
 
     func open(_ slot: Int) -> Client {
         if let client = self.clients[slot] { return client }
-        let client = Client(id: ConnectionID(rawValue: self.nextConnection), configuration: self.configuration)
+        let client = Client(id: ConnectionID(rawValue: self.nextConnection), broker: self.broker)
         self.nextConnection += 1
         self.clients[slot] = client
         return client
@@ -409,7 +427,7 @@ private final class Harness {
             {
                 prediction.resumed = id
                 prediction.sessionPresent = true
-                let actual = sessions.sessions[key]
+                let actual = sessions.sessions[ByteKey(key)]
                 check(actual?.id == id, "reference session \(id) of '\(connect.clientID)' is not the broker's")
                 trace(
                     "  resuming \(id) with in flight \(actual!.inFlight.map { ($0.packetID, $0.state, $0.message.payload.count) }), queued \(actual!.pending.count)"
@@ -428,7 +446,7 @@ private final class Harness {
             }
         case .pubrec(let packetID):
             if let session = client.state.session, let key = self.reference[session]?.clientID,
-                let actual = sessions.sessions[key]
+                let actual = sessions.sessions[ByteKey(key)]
             {
                 prediction.pubrelTarget = actual.connection
                 if let entry = actual.inFlight.first(where: { $0.packetID == packetID }), entry.state == .awaitingPubAck
@@ -463,7 +481,7 @@ private final class Harness {
                     }
                 }
                 prediction.subscriptions = reference.subscriptions
-                if let actual = sessions.sessions[reference.clientID] {
+                if let actual = sessions.sessions[ByteKey(reference.clientID)] {
                     prediction.countsBefore[session] = DeliveryCount(actual)
                 }
             }
@@ -613,7 +631,7 @@ private final class Harness {
             if handled, let session = client.state.session, let before = prediction.countsBefore[session],
                 let key = self.reference[session]?.clientID
             {
-                let actual = self.broker.core.withLock { $0.sessions.sessions[key].map(DeliveryCount.init) }
+                let actual = self.broker.core.withLock { $0.sessions.sessions[ByteKey(key)].map(DeliveryCount.init) }
                 check(
                     actual?.total == before.total + prediction.retainedCopies,
                     "SUBSCRIBE: \(String(describing: actual)) retained copies after \(before), expected \(prediction.retainedCopies) more"
@@ -665,12 +683,13 @@ private final class Harness {
                 "\(state.sessions.count) sessions, reference \(reference.count)"
             )
             for (key, session) in state.sessions {
-                check(Array(session.clientID.utf8) == key, "session stored under another key")
+                check(Array(session.clientID.utf8) == key.bytes, "session stored under another key")
                 guard let expected = reference[session.id] else { fatalError("session \(session.id) not in reference") }
-                check(expected.clientID == key, "session \(session.id) has another client id")
+                check(expected.clientID == key.bytes, "session \(session.id) has another client id")
                 check(expected.isPersistent == session.isPersistent, "session \(session.id) persistence")
                 check(
-                    expected.subscriptions == session.subscriptions,
+                    expected.subscriptions
+                        == Dictionary(uniqueKeysWithValues: session.subscriptions.map { ($0.bytes, $1) }),
                     "session \(session.id) subscriptions \(session.subscriptions) vs \(expected.subscriptions)"
                 )
                 check(expected.connection == session.connection, "session \(session.id) connection")

@@ -29,9 +29,10 @@ func sameJSON(_ lhs: AnyCodable, _ rhs: AnyCodable) -> Bool {
     case (.null, .null): return true
     case (.bool(let a), .bool(let b)): return a == b
     case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
-    case (.int, _), (.double, _):
+    case (.int, _), (.uint, _), (.double, _):
         guard let a = lhs.doubleValue, let b = rhs.doubleValue else { return false }
         if case .int(let x) = lhs, case .int(let y) = rhs { return x == y }
+        if case .uint(let x) = lhs, case .uint(let y) = rhs { return x == y }
         return a == b
     case (.array(let a), .array(let b)):
         return a.count == b.count && zip(a, b).allSatisfy { sameJSON($0, $1) }
@@ -51,6 +52,11 @@ func sameAsFoundation(_ value: AnyCodable, _ other: Any) -> Bool {
     case .int(let int):
         guard let number = other as? NSNumber else { return false }
         return number.int64Value == Int64(int) || number.doubleValue == Double(int)
+    case .uint(let uint):
+        // An integer above Int64.max: Foundation keeps it as a UInt64 or a Decimal.
+        if let decimal = other as? Decimal { return decimal == Decimal(uint) }
+        guard let number = other as? NSNumber else { return false }
+        return number.uint64Value == uint
     case .double(let double):
         if let decimal = other as? Decimal {
             // Foundation keeps an integer too large for Int64 as a Decimal of 38 digits; the parser

@@ -34,12 +34,22 @@ extension PacketHandler {
         case .close(let reason):
             return reason
         case .subscribe(let request):
-            let (reason, granted) = self.broker.core.withLock { core in
-                self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
-            }
-            self.report(request, granted: granted, closing: reason != nil, state: state)
-            return reason
+            return self.subscribeAndReport(request, session: session, state: state, outbox: outbox)
         }
+    }
+
+    /// Subscribes an admitted request with the broker's state locked, then reports it.
+    private func subscribeAndReport(
+        _ request: SubscribeRequest,
+        session: SessionID,
+        state: ReaderState,
+        outbox: Outbox
+    ) -> CloseReason? {
+        let (reason, granted) = self.broker.core.withLock { core in
+            self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+        }
+        self.report(request, granted: granted, closing: reason != nil, state: state)
+        return reason
     }
 
     /// Handles a SUBSCRIBE and the QoS 0 PUBLISH that came right behind it in the same read, as a
@@ -70,11 +80,9 @@ extension PacketHandler {
             publish.qos == .atMostOnce && !request.matches(publish.topic)
             ? self.admit(publish, state: state, outbox: outbox) : nil
         guard case .route(let message)? = admission else {
-            let (reason, granted) = self.broker.core.withLock { core in
-                self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
+            if let reason = self.subscribeAndReport(request, session: session, state: state, outbox: outbox) {
+                return reason
             }
-            self.report(request, granted: granted, closing: reason != nil, state: state)
-            if let reason { return reason }
             if case .handled(let reason)? = admission { return reason }
             return self.handlePublish(publish, session: session, state: state, outbox: outbox)
         }

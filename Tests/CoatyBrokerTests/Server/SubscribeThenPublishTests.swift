@@ -16,6 +16,13 @@ struct SubscribeThenPublishTests {
         try await client.send(bytes)
     }
 
+    /// A SUBSCRIBE of one filter at QoS 0, packet id 2.
+    private func subscribe(_ filter: String) -> MQTTPacket {
+        .subscribe(
+            MQTTSubscribePacket(packetID: 2, subscriptions: [MQTTSubscription(filter: filter, qos: .atMostOnce)])
+        )
+    }
+
     /// A callee subscribed to the requests' topics and a caller subscribed to `callerFilter`.
     private func callerAndCallee(
         _ broker: MQTTBroker,
@@ -112,12 +119,7 @@ struct SubscribeThenPublishTests {
             let call = MQTTPublishPacket(topic: "coaty/3/-/CLL:greet/caller", payload: [1])
             try await self.write(
                 [
-                    .subscribe(
-                        MQTTSubscribePacket(
-                            packetID: 2,
-                            subscriptions: [MQTTSubscription(filter: "coaty/3/-/RTN/+/first", qos: .atMostOnce)]
-                        )
-                    ),
+                    self.subscribe("coaty/3/-/RTN/+/first"),
                     .publish(call),
                 ],
                 to: caller
@@ -139,12 +141,7 @@ struct SubscribeThenPublishTests {
             var caller = try await RawMQTTClient.connected(port: broker.port, clientID: "caller")
             try await self.write(
                 [
-                    .subscribe(
-                        MQTTSubscribePacket(
-                            packetID: 2,
-                            subscriptions: [MQTTSubscription(filter: "answer/+", qos: .atMostOnce)]
-                        )
-                    ),
+                    self.subscribe("answer/+"),
                     .publish(MQTTPublishPacket(topic: "request/1", payload: [1], qos: .atLeastOnce, packetID: 7)),
                 ],
                 to: caller
@@ -166,14 +163,7 @@ struct SubscribeThenPublishTests {
             let other = try await RawMQTTClient.connected(port: broker.port, clientID: "other")
             try await self.write(
                 [
-                    .subscribe(
-                        MQTTSubscribePacket(
-                            packetID: 2,
-                            subscriptions: [
-                                MQTTSubscription(filter: String(repeating: "a/", count: 300) + "+", qos: .atMostOnce)
-                            ]
-                        )
-                    ),
+                    self.subscribe(String(repeating: "a/", count: 300) + "+"),
                     .publish(MQTTPublishPacket(topic: "coaty/3/-/CLL:greet/caller", payload: [1])),
                 ],
                 to: caller
@@ -195,9 +185,7 @@ struct SubscribeThenPublishTests {
         try await MQTTBroker.withRunning { broker in
             var caller = try await RawMQTTClient.connected(port: broker.port, clientID: "caller", cleanSession: false)
             var bytes: [UInt8] = []
-            try MQTTPacket.subscribe(
-                MQTTSubscribePacket(packetID: 2, subscriptions: [MQTTSubscription(filter: "kept/+", qos: .atMostOnce)])
-            ).encode(into: &bytes)
+            try self.subscribe("kept/+").encode(into: &bytes)
             let publishStart = bytes.count
             let topic = undecodable ? "request/1" : String(repeating: "a/", count: 300) + "b"
             try MQTTPacket.publish(MQTTPublishPacket(topic: topic, payload: [1])).encode(into: &bytes)

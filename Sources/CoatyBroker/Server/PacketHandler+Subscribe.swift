@@ -87,10 +87,20 @@ extension PacketHandler {
             return self.handlePublish(publish, session: session, state: state, outbox: outbox)
         }
         let (subscribed, published) = self.broker.core.withLock { core in
+            // The request's filters do not match the topic, so subscribing leaves its subscribers as found.
+            let subscribers = core.sessions.subscribers(of: message.topic)
             func route(_ core: inout MQTTBroker.Core) -> CloseReason? {
-                self.route(message, of: publish, session: session, state: state, outbox: outbox, core: &core)
+                self.route(
+                    message,
+                    of: publish,
+                    to: subscribers,
+                    session: session,
+                    state: state,
+                    outbox: outbox,
+                    core: &core
+                )
             }
-            if core.sessions.isSubscribed(session, to: message.topic) {
+            if subscribers[session] != nil {
                 // The publisher's own subscription would get the PUBLISH ahead of the SUBACK.
                 let subscribed = self.subscribe(request, session: session, state: state, outbox: outbox, core: &core)
                 return (subscribed, subscribed.reason == nil ? route(&core) : nil)

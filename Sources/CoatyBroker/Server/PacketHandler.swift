@@ -369,10 +369,12 @@ struct PacketHandler {
     }
 
     /// Routes an admitted PUBLISH with the broker's state locked, acknowledges it, and notes the
-    /// receivers whose queues it found filling up.
+    /// receivers whose queues it found filling up. A QoS 0 PUBLISH goes to `subscribers` if given:
+    /// what `BrokerSessions.subscribers(of:)` found for its topic under the same lock.
     func route(
         _ message: BrokerMessage,
         of publish: MQTTPublishPacket,
+        to subscribers: BrokerSessions.Subscribers? = nil,
         session: SessionID,
         state: ReaderState,
         outbox: Outbox,
@@ -381,7 +383,11 @@ struct PacketHandler {
         let reply: MQTTPacket? = core.withOutputs(&state.directWrites) { core, outputs in
             switch publish.qos {
             case .atMostOnce:
-                core.sessions.publish(message, into: &outputs)
+                if let subscribers {
+                    core.sessions.publish(message, to: subscribers, into: &outputs)
+                } else {
+                    core.sessions.publish(message, into: &outputs)
+                }
                 return nil
             case .atLeastOnce:
                 core.sessions.publish(message, into: &outputs)

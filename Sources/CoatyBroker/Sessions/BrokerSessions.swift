@@ -204,6 +204,12 @@ struct BrokerSessions: Sendable {
     /// [MQTT-3.3.1-9] [MQTT-3.3.5-1]. A session whose client may not read the topic (see
     /// ``Session/access``) does not get it, as mosquitto checks read access per delivered message.
     mutating func publish(_ message: BrokerMessage, into outputs: inout [Output]) {
+        self.publish(message, to: self.subscribers(of: message.topic), into: &outputs)
+    }
+
+    /// Routes a message to `subscribers`, which ``subscribers(of:)`` found for its topic with no
+    /// subscription changed since: a caller that must know who receives it matches the topic once.
+    mutating func publish(_ message: BrokerMessage, to subscribers: Subscribers, into outputs: inout [Output]) {
         if message.retain {
             self.retained.apply(message)
             if self.journal != nil, Self.persistsRetained(topic: message.topic) {
@@ -213,9 +219,8 @@ struct BrokerSessions: Sendable {
         }
         var live = message
         live.retain = false
-        let matches = self.subscriptions.match(topic: message.topic)
         var levels: TopicLevels?
-        for (sessionID, granted) in matches {
+        for (sessionID, granted) in subscribers {
             guard let key = self.sessionKeys[sessionID] else { continue }
             var delivered = live
             delivered.qos = min(message.qos, granted)

@@ -57,19 +57,31 @@ struct BrokerSessionsTests {
         )
     }
 
-    /// Whether a session's subscriptions would receive a topic, by the same matching as publishing.
-    @Test func isSubscribedAnswersForOneSession() throws {
+    /// The sessions a topic reaches, by the same matching as publishing, with the highest QoS
+    /// granted, and publishing to them as found delivers as publishing does.
+    @Test func subscribersOfATopicAreTheSessionsItReaches() throws {
         var state = BrokerSessions()
         let (_, s1, _) = connect(&state, "one", clean: true, c1)
         let (_, s2, _) = connect(&state, "two", clean: true, c2)
         _ = try subscribe(&state, s1, "t/+", .atMostOnce)
         _ = try subscribe(&state, s2, "#", .atMostOnce)
-        #expect(state.isSubscribed(s1, to: Array("t/a".utf8)))
-        #expect(!state.isSubscribed(s1, to: Array("t/a/b".utf8)))
-        #expect(state.isSubscribed(s2, to: Array("t/a/b".utf8)))
-        #expect(!state.isSubscribed(s2, to: Array("$SYS/x".utf8)), "a '#' does not match a '$' topic")
+        _ = try subscribe(&state, s2, "t/a", .atLeastOnce)
+        var subscribers = state.subscribers(of: Array("t/a".utf8))
+        #expect(subscribers.count == 2)
+        #expect(subscribers[s1] == .atMostOnce)
+        #expect(subscribers[s2] == .atLeastOnce)
+        #expect(state.subscribers(of: Array("t/a/b".utf8))[s1] == nil)
+        #expect(state.subscribers(of: Array("t/a/b".utf8))[s2] == .atMostOnce)
+        #expect(state.subscribers(of: Array("$SYS/x".utf8)).isEmpty, "a '#' does not match a '$' topic")
+        var outputs: [Output] = []
+        state.publish(message("t/a", .atLeastOnce, [1]), to: subscribers, into: &outputs)
+        #expect(outputs.count == 2)
+        #expect(outputs.contains(.publish(c1, message("t/a", .atMostOnce, [1]), packetID: nil, dup: false)))
+        #expect(outputs.contains(.publish(c2, message("t/a", .atLeastOnce, [1]), packetID: 1, dup: false)))
         state.unsubscribe(s1, from: ["t/+"])
-        #expect(!state.isSubscribed(s1, to: Array("t/a".utf8)))
+        subscribers = state.subscribers(of: Array("t/a".utf8))
+        #expect(subscribers[s1] == nil)
+        #expect(subscribers.count == 1)
     }
 
     @Test func cleanSessionIsDiscardedAndPersistentOneResumed() throws {

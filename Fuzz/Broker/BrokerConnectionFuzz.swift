@@ -6,15 +6,18 @@
 // connects to) with small limits chosen by the first bytes, and up to four connections without
 // sockets: their bytes go through the reader's own path, `PacketHandler.handleBuffered` (the decoder,
 // the handlers, `BrokerSessions`), and their outboxes are drained and encoded as the writer does, by
-// `Outbox.encode`. The rest of the input is a program: connect, publish, subscribe,
-// unsubscribe, acknowledge, ping, disconnect, raw or corrupted bytes, read what the broker sent, drop
-// the connection, and let closed connections be detached later (as the real reader's cleanup runs
-// after other clients may have acted). A connection that was taken over or dropped as a slow consumer
-// still handles one more write (bytes its reader had already read) before it sees its closed socket.
+// `Outbox.encode`. The rest of the input is a program: connect, publish, subscribe, unsubscribe,
+// acknowledge, ping, disconnect, a request (SUBSCRIBE and QoS 0 PUBLISH in one write), raw or
+// corrupted bytes, read what the broker sent, drop the connection, and let closed connections be
+// detached later (as the real reader's cleanup runs after other clients may have acted). A connection
+// that was taken over or dropped as a slow consumer still handles one more write (bytes its reader had
+// already read) before it sees its closed socket.
 // BROKER_FUZZ_TRACE=1 prints each step when replaying an input.
 //
 // The bytes a client writes are cut at packet boundaries found by a second decoder, so that the
-// harness knows which packet each call handled. Oracles, any failure traps:
+// harness knows which packet each call handled; but a SUBSCRIBE and the QoS 0 PUBLISH right behind it
+// go together when the program says so, as the reader handles such a pair at once and may route the
+// PUBLISH first (`PacketHandler.handle(_:then:session:state:outbox:)`). Oracles, any failure traps:
 // - everything the broker writes decodes as whole MQTT 3.1.1 server-to-client packets; CONNACK comes
 //   first and once, nothing follows a refusing CONNACK; QoS 0 PUBLISH has DUP=0 and QoS 1/2 a non-zero
 //   packet id;
@@ -32,6 +35,11 @@
 //   subscriber's outbox gets exactly that packet (or counts it dropped); a handled SUBSCRIBE gives its
 //   session one QoS 1/2 copy, RETAIN=1, of each retained message each granted filter matches
 //   [MQTT-3.3.1-6];
+// - a SUBSCRIBE and a QoS 0 PUBLISH fed together end as if handled in order: the checks above, the
+//   PUBLISH predicted after the SUBSCRIBE, and reaching no session if the SUBSCRIBE closed the
+//   connection, unless it was routed first and the SUBACK overflowed the outbox (the one exception
+//   Docs/Broker.md documents); the publisher's outbox gets the SUBACK first and, besides the retained copies, its own
+//   copy only if its subscriptions, the new ones included, match the topic;
 // - limits hold after every step: in-flight ids unique, non-zero and within the window; the session
 //   queue within its message and byte bounds (one oversized message alone allowed) with its byte count
 //   exact; no message waits while an online session's window has room; subscriptions per session; the
@@ -117,6 +125,10 @@ private final class Client {
     var closeReason: ClientConnection.CloseReason?
     /// Packet ids of QoS 1/2 PUBLISHes received, to acknowledge.
     var receivedIDs: [UInt16] = []
+    /// Packets received so far, and where in that count a SUBACK must come: the first packet a
+    /// SUBSCRIBE and PUBLISH pair queued (see `Harness.feedPair`).
+    var receivedCount = 0
+    var subackPositions: [Int] = []
 
     init(id: ConnectionID, broker: MQTTBroker) {
         let configuration = broker.configuration
@@ -243,6 +255,11 @@ private final class Harness {
     func received(_ packet: MQTTPacket, by client: Client) {
         trace("  \(client.id) received \(packet)")
         check(!client.sawRefusal, "a packet after a refusing CONNACK: \(packet)")
+        if client.subackPositions.first == client.receivedCount {
+            client.subackPositions.removeFirst()
+            guard case .suback = packet else { fatalError("a pair's first packet is \(packet.type), not its SUBACK") }
+        }
+        client.receivedCount += 1
         if !client.sawConnAck {
             guard case .connack = packet else { fatalError("first packet is \(packet.type), not CONNACK") }
         }
@@ -289,8 +306,9 @@ private final class Harness {
 
     // MARK: Writing
 
-    /// Writes `bytes` from the client in `slot`, opening a connection if there is none.
-    func write(_ bytes: [UInt8], slot: Int) {
+    /// Writes `bytes` from the client in `slot`, opening a connection if there is none. With `pairs`, a
+    /// SUBSCRIBE and the QoS 0 PUBLISH right behind it go to the reader together (see `feedPair`).
+    func write(_ bytes: [UInt8], slot: Int, pairs: Bool = false) {
         guard !bytes.isEmpty else { return }
         trace("slot \(slot) writes \(bytes.count) bytes")
         let client = self.open(slot)
@@ -327,6 +345,28 @@ private final class Harness {
             let end = packet == nil ? bytes.count : total - client.mirror.bufferedByteCount - leftover
             let segment = Array(bytes[start..<end])
             start = end
+            // Only while the session is attached to this client, whose outbox then gets its retained copies.
+            if pairs, case .subscribe(let subscribe)? = packet, let session = client.state.session,
+                self.reference[session]?.connection == client.id
+            {
+                var peek = client.mirror
+                if case .publish(let publish)? = try? peek.next(), publish.qos == .atMostOnce {
+                    client.mirror = peek
+                    let pairEnd = total - client.mirror.bufferedByteCount - leftover
+                    let result = self.feedPair(
+                        subscribe,
+                        publish,
+                        bytes: segment + bytes[start..<pairEnd],
+                        client: client
+                    )
+                    start = pairEnd
+                    if let result {
+                        self.endReader(slot, result)
+                        return
+                    }
+                    continue
+                }
+            }
             let expectation = packet.map { self.prepare($0, client: client) }
             let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
             let result = self.feed(segment, to: client)
@@ -371,6 +411,80 @@ private final class Harness {
         return nil
     }
 
+    /// Feeds a SUBSCRIBE and the QoS 0 PUBLISH right behind it in one call, so that the reader handles
+    /// them as a pair (`PacketHandler.handle(_:then:session:state:outbox:)`): it routes the PUBLISH
+    /// first if none of the SUBSCRIBE's filters and none of the publisher's own subscriptions matches
+    /// the topic. The outcome must be that of handling them in order, but for a PUBLISH routed first
+    /// ahead of a SUBACK that overflows the outbox. Returns the reason to close, if any.
+    func feedPair(
+        _ subscribe: MQTTSubscribePacket,
+        _ publish: MQTTPublishPacket,
+        bytes: [UInt8],
+        client: Client
+    ) -> ClientConnection.CloseReason? {
+        let session = client.state.session!
+        let key = self.reference[session]!.clientID
+        let topic = Array(publish.topic.utf8)
+        let filters = subscribe.subscriptions.map { try? TopicFilter($0.filter) }
+        let isValid = zip(filters, subscribe.subscriptions).allSatisfy {
+            $0 != nil && SubscriptionTrie.admits($1.filter)
+        }
+        let subscriptions = self.reference[session]!.subscriptions
+        // Whether the broker takes the path that routes the PUBLISH first, for the trace.
+        let ownMatch = subscriptions.keys.contains {
+            (try? TopicFilter(String(decoding: $0, as: UTF8.self)))?.matches(bytes: topic) == true
+        }
+        let routedFirst =
+            isValid && SubscriptionTrie.admits(publish.topic) && !ownMatch
+            && !filters.contains { $0?.matches(bytes: topic) == true }
+        // The PUBLISH is predicted as handled after the SUBSCRIBE: with its subscriptions, and with the
+        // retained copies it gives the publisher's session.
+        let first = self.prepare(.subscribe(subscribe), client: client)
+        if isValid, let new = first.subscriptions { self.reference[session]!.subscriptions = new }
+        var second = self.prepare(.publish(publish), client: client)
+        self.reference[session]!.subscriptions = subscriptions
+        if isValid { second.countsBefore[session]?.total += first.retainedCopies }
+        let inFlight = { self.broker.core.withLock { $0.sessions.sessions[ByteKey(key)]?.inFlight.count ?? 0 } }
+        let inFlightBefore = inFlight()
+        let wasFinished = client.outbox.isFinished
+        let depthBefore = client.outbox.depth
+        let queuedBefore = depthBefore + client.outbox.droppedCount
+        let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
+        let result = self.feed(bytes, to: client)
+        let order = routedFirst ? ", the PUBLISH routed first" : ""
+        trace(
+            "  \(client.id) handled SUBSCRIBE \(subscribe.subscriptions.map(\.filter)) and QoS 0 PUBLISH"
+                + " '\(publish.topic)' fed together\(order): \(result.map { "\($0)" } ?? "ok")"
+        )
+        self.checkOthers(otherDepths, after: .publish(publish), by: client)
+        // The close is the SUBSCRIBE's for an invalid filter or a SUBACK that overflows the outbox (a
+        // QoS 0 PUBLISH has no reply). In order, the PUBLISH behind it is then never handled; routed
+        // first, it has reached its subscribers before the SUBACK overflowed (Docs/Broker.md).
+        var closedBySubscribe = !isValid
+        if case .slowConsumer = result { closedBySubscribe = true }
+        check(isValid || result != nil, "a SUBSCRIBE with an invalid filter did not close")
+        self.apply(.subscribe(subscribe), first, result: closedBySubscribe ? result : nil, client: client)
+        if closedBySubscribe, !routedFirst {
+            second.deliveries = [:]
+            self.checkDeliveries(publish, second, publisher: client)
+        } else {
+            self.apply(.publish(publish), second, result: closedBySubscribe ? nil : result, client: client)
+        }
+        if result == nil, !wasFinished, !client.outbox.isFinished {
+            // The publisher's outbox got the SUBACK first and, besides the retained copies, its own copy
+            // only if one of its subscriptions, old or new, matches the topic.
+            let copies =
+                first.retainedQoS0Copies + inFlight() - inFlightBefore + (second.deliveries[session] == nil ? 0 : 1)
+            let queued = client.outbox.depth + client.outbox.droppedCount - queuedBefore
+            check(
+                queued == 1 + copies,
+                "a pair queued \(queued) packets for its publisher, expected the SUBACK and \(copies)"
+            )
+            client.subackPositions.append(client.receivedCount + depthBefore)
+        }
+        return result
+    }
+
     /// Closing one client closes no other, but the one its CONNECT took over and slow consumers.
     func checkOthers(_ before: [(Bool, Int)?], after packet: MQTTPacket?, by client: Client) {
         for (slot, other) in self.clients.enumerated() {
@@ -398,8 +512,10 @@ private final class Harness {
         var deliveries: [SessionID: QualityOfService] = [:]
         var countsBefore: [SessionID: DeliveryCount] = [:]
         var outboxesBefore: [ConnectionID: Int] = [:]
-        /// For a SUBSCRIBE: the retained QoS 1/2 copies the session should get.
+        /// For a SUBSCRIBE: the retained QoS 1/2 copies the session should get, and the QoS 0 ones
+        /// (which go to its outbox only).
         var retainedCopies = 0
+        var retainedQoS0Copies = 0
     }
 
     func prepare(_ packet: MQTTPacket, client: Client) -> Prediction {
@@ -473,6 +589,8 @@ private final class Harness {
                                 guard let message = sessions.retained.message(topic: topic) else { continue }
                                 if min(message.qos, subscription.qos.qualityOfService) != .atMostOnce {
                                     prediction.retainedCopies += 1
+                                } else {
+                                    prediction.retainedQoS0Copies += 1
                                 }
                             }
                         }
@@ -825,6 +943,25 @@ private func makePacket(_ kind: UInt8, program: inout FuzzInput, client: Client?
     }
 }
 
+/// A SUBSCRIBE and a QoS 0 PUBLISH in one write, as a Coaty request sends its response subscription
+/// and the request: mostly to a topic that none of the filters matches, which the broker routes first.
+private func makeRequest(_ program: inout FuzzInput) -> [UInt8] {
+    let subscribe = makePacket(2, program: &program, client: nil)
+    let flags = program.next()
+    var topic = topics[Int(flags >> 2) % topics.count]
+    if flags & 1 == 0, case .subscribe(let packet) = subscribe {
+        let filters = packet.subscriptions.compactMap { try? TopicFilter($0.filter) }
+        let start = Int(flags >> 2)
+        topic =
+            (0..<topics.count).lazy.map { topics[(start + $0) % topics.count] }.first { topic in
+                TopicName.isValid(topic) && !filters.contains { $0.matches(topic) }
+            } ?? topic
+    }
+    let payload = Array(repeating: UInt8(0x71), count: Int(program.next() % 16))
+    let publish = MQTTPublishPacket(topic: topic, payload: payload, qos: .atMostOnce, retain: flags & 2 != 0)
+    return encoded(subscribe) + encoded(.publish(publish))
+}
+
 private func encoded(_ packet: MQTTPacket) -> [UInt8] {
     (try? packet.encoded()) ?? []
 }
@@ -866,8 +1003,10 @@ public func fuzzBrokerConnection(_ data: UnsafeRawPointer, _ count: Int) -> CInt
         case 0..<8:
             // CONNECT (often the first packet of a new connection).
             harness.write(encoded(makePacket(0, program: &program, client: nil)), slot: slot)
-        case 8..<20:
+        case 8..<18:
             harness.write(encoded(makePacket(1, program: &program, client: nil)), slot: slot)
+        case 18..<20:
+            harness.write(makeRequest(&program), slot: slot, pairs: true)
         case 20..<28:
             harness.write(encoded(makePacket(2, program: &program, client: nil)), slot: slot)
         case 28..<32:
@@ -879,13 +1018,14 @@ public func fuzzBrokerConnection(_ data: UnsafeRawPointer, _ count: Int) -> CInt
         case 42..<44:
             harness.write(encoded(makePacket(6, program: &program, client: nil)), slot: slot)
         case 44..<48:
-            // Several packets in one write.
+            // Several packets in one write, a SUBSCRIBE and a QoS 0 PUBLISH behind it fed together or not.
             var bytes: [UInt8] = []
-            for _ in 0..<(Int(program.next() % 3) + 2) {
+            let count = program.next()
+            for _ in 0..<(Int(count % 3) + 2) {
                 let kind = program.next() % 7
                 bytes += encoded(makePacket(kind, program: &program, client: harness.clients[slot]))
             }
-            harness.write(bytes, slot: slot)
+            harness.write(bytes, slot: slot, pairs: count & 0x80 != 0)
         case 48..<51:
             // Raw bytes.
             harness.write(program.take(Int(program.next() % 32) + 1), slot: slot)

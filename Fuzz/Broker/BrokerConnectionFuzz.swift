@@ -12,7 +12,8 @@
 // detached later (as the real reader's cleanup runs after other clients may have acted). A connection
 // that was taken over or dropped as a slow consumer still handles one more write (bytes its reader had
 // already read) before it sees its closed socket.
-// BROKER_FUZZ_TRACE=1 prints each step when replaying an input.
+// BROKER_FUZZ_TRACE=1 prints each step when replaying an input. The driver (`Harness`), its
+// predictions and its invariant checks are in Support/.
 //
 // The bytes a client writes are cut at packet boundaries found by a second decoder, so that the
 // harness knows which packet each call handled; but a SUBSCRIBE and the QoS 0 PUBLISH right behind it
@@ -57,20 +58,20 @@ import Synchronization
 #endif
 
 /// `BROKER_FUZZ_TRACE=1` prints each step, for replaying a crash file.
-private let isTracing = getenv("BROKER_FUZZ_TRACE") != nil
+let isTracing = getenv("BROKER_FUZZ_TRACE") != nil
 
-private func trace(_ message: @autoclosure () -> String) {
+func trace(_ message: @autoclosure () -> String) {
     guard isTracing else { return }
     let line = Array((message() + "\n").utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
-private let clientIDs = ["a", "b", "c", "", "coaty-broker-1"]
-private let topics = ["t", "t/x", "u", "$s", "t/x/y", "", "t/+", "caf\u{E9}", "cafe\u{301}", "/"]
-private let filters = ["t", "t/#", "+", "#", "+/x", "$s", "u", "t/x", "$s/#", "a#", "", "t/+/y", "caf\u{E9}"]
+let clientIDs = ["a", "b", "c", "", "coaty-broker-1"]
+let topics = ["t", "t/x", "u", "$s", "t/x/y", "", "t/+", "caf\u{E9}", "cafe\u{301}", "/"]
+let filters = ["t", "t/#", "+", "#", "+/x", "$s", "u", "t/x", "$s/#", "a#", "", "t/+/y", "caf\u{E9}"]
 
 /// What a client expects next from the broker, besides non-DUP PUBLISHes.
-private enum Expected: Equatable {
+enum Expected: Equatable {
     case connack(MQTTConnAckPacket)
     case resendPublish(UInt16)
     case resendPubrel(UInt16)
@@ -78,7 +79,7 @@ private enum Expected: Equatable {
 }
 
 /// The reference of one session.
-private struct ReferenceSession {
+struct ReferenceSession {
     var clientID: [UInt8]
     var isPersistent: Bool
     var subscriptions: [[UInt8]: QualityOfService] = [:]
@@ -88,7 +89,7 @@ private struct ReferenceSession {
 }
 
 /// A session's outbound QoS 1/2 messages so far (in flight, queued or dropped), and its newest one.
-private struct DeliveryCount: Equatable {
+struct DeliveryCount: Equatable {
     var total: Int
     var newest: BrokerMessage?
 
@@ -100,7 +101,7 @@ private struct DeliveryCount: Equatable {
 
 /// The socket of a connection the harness drives without one: `PacketHandler` never touches it, and
 /// the harness writes and closes nothing through it.
-private final class NoSocket: ByteStreamConnection {
+final class NoSocket: ByteStreamConnection {
     var remoteDescription: String { "fuzz" }
     func read(maxBytes: Int) async throws -> [UInt8] { [] }
     func write(_ bytes: [UInt8]) async throws {}
@@ -111,7 +112,7 @@ private final class NoSocket: ByteStreamConnection {
     var isClosed: Bool { false }
 }
 
-private final class Client {
+final class Client {
     let id: ConnectionID
     let state: ClientConnection.ReaderState
     let outbox: Outbox
@@ -159,725 +160,14 @@ private final class Client {
     var wasAborted: Bool { self.abortedOnClose || (self.outbox.isFinished && self.closeReason == nil) }
 }
 
-private final class Harness {
-    let broker: MQTTBroker
-    let configuration: MQTTBroker.Configuration
-    var clients: [Client?] = [nil, nil, nil, nil]
-    /// Connections whose reader ended and that are not detached yet.
-    var closing: [Client] = []
-    var nextConnection: UInt64 = 1
-    var reference: [SessionID: ReferenceSession] = [:]
-    /// Persistent sessions offline, oldest first.
-    var offline: [SessionID] = []
-    var topicsSeen: Set<[UInt8]> = []
-
-    init(broker: MQTTBroker) {
-        self.broker = broker
-        self.configuration = broker.configuration
-    }
-
-    func handler(_ client: Client) -> PacketHandler {
-        PacketHandler(broker: self.broker, id: client.id, remoteDescription: "fuzz")
-    }
-
-    func open(_ slot: Int) -> Client {
-        if let client = self.clients[slot] { return client }
-        let client = Client(id: ConnectionID(rawValue: self.nextConnection), broker: self.broker)
-        self.nextConnection += 1
-        self.clients[slot] = client
-        return client
-    }
-
-    // MARK: Closing
-
-    /// The reader ended: as `ClientConnection.serve` does, flush (refused, disconnected) or abort.
-    func endReader(_ slot: Int, _ reason: ClientConnection.CloseReason) {
-        guard let client = self.clients[slot] else { return }
-        trace("  \(client.id) reader ends: \(reason)")
-        self.clients[slot] = nil
-        client.abortedOnClose = client.wasAborted
-        switch reason {
-        case .refused, .disconnected: client.outbox.finish()
-        default:
-            client.outbox.abort()
-            client.abortedOnClose = true
-        }
-        client.closeReason = reason
-        self.closing.append(client)
-    }
-
-    /// Runs the cleanup of connections whose reader ended, and updates the reference.
-    func detachClosed() {
-        for client in self.closing {
-            self.drain(client)
-            let reason = client.closeReason ?? .cancelled
-            trace("  \(client.id) detached")
-            self.handler(client).detach(reason, state: client.state)
-            if let session = client.state.session, self.reference[session]?.connection == client.id {
-                if self.reference[session]!.isPersistent {
-                    self.reference[session]!.connection = nil
-                    self.offline.append(session)
-                    while self.offline.count > self.configuration.maximumOfflineSessions {
-                        self.reference[self.offline.removeFirst()] = nil
-                    }
-                } else {
-                    self.reference[session] = nil
-                }
-            }
-        }
-        self.closing = []
-    }
-
-    // MARK: Reading
-
-    /// Takes what the writer would send, encodes it as the writer does, and checks it.
-    func drain(_ client: Client) {
-        let items = client.outbox.takeQueued()
-        var bytes: [UInt8] = []
-        Outbox.encode(items, into: &bytes, logger: self.broker.logger)
-        client.downstream.append(bytes)
-        while true {
-            let packet: MQTTPacket
-            do {
-                guard let next = try client.downstream.next() else { break }
-                packet = next
-            } catch {
-                fatalError("the broker wrote an undecodable packet: \(error)")
-            }
-            self.received(packet, by: client)
-        }
-        check(client.downstream.bufferedByteCount == 0, "a batch ended inside a packet")
-        if !client.wasAborted {
-            check(client.expected.isEmpty, "replies missing after a full drain: \(client.expected)")
-        }
-    }
-
-    func received(_ packet: MQTTPacket, by client: Client) {
-        trace("  \(client.id) received \(packet)")
-        check(!client.sawRefusal, "a packet after a refusing CONNACK: \(packet)")
-        if client.subackPositions.first == client.receivedCount {
-            client.subackPositions.removeFirst()
-            guard case .suback = packet else { fatalError("a pair's first packet is \(packet.type), not its SUBACK") }
-        }
-        client.receivedCount += 1
-        if !client.sawConnAck {
-            guard case .connack = packet else { fatalError("first packet is \(packet.type), not CONNACK") }
-        }
-        switch packet {
-        case .connack(let connack):
-            check(!client.sawConnAck, "a second CONNACK")
-            client.sawConnAck = true
-            client.sawRefusal = connack.returnCode != .accepted
-            self.expect(.connack(connack), by: client)
-        case .publish(let publish):
-            if publish.qos == .atMostOnce {
-                check(!publish.dup && publish.packetID == nil, "QoS 0 PUBLISH with DUP or a packet id")
-            } else {
-                let packetID = publish.packetID ?? 0
-                check(packetID != 0, "QoS \(publish.qos) PUBLISH without a packet id")
-                if client.receivedIDs.count < 64 { client.receivedIDs.append(packetID) }
-            }
-            check(TopicName.isValid(publish.topic), "PUBLISH to an invalid topic")
-            if publish.dup {
-                self.expect(.resendPublish(publish.packetID ?? 0), by: client)
-            } else if case .resendPublish = client.expected.first {
-                fatalError("a new PUBLISH before the resent ones")
-            } else if case .resendPubrel = client.expected.first {
-                fatalError("a new PUBLISH before the resent PUBRELs")
-            }
-        case .pubrel(let packetID):
-            if case .resendPubrel = client.expected.first {
-                self.expect(.resendPubrel(packetID), by: client)
-            } else {
-                self.expect(.packet(packet), by: client)
-            }
-        case .connect, .subscribe, .unsubscribe, .pingreq, .disconnect:
-            fatalError("the broker sent a client-to-server packet: \(packet.type)")
-        default:
-            self.expect(.packet(packet), by: client)
-        }
-    }
-
-    func expect(_ item: Expected, by client: Client) {
-        guard let first = client.expected.first else { fatalError("unexpected \(item)") }
-        check(first == item, "expected \(first), got \(item)")
-        client.expected.removeFirst()
-    }
-
-    // MARK: Writing
-
-    /// Writes `bytes` from the client in `slot`, opening a connection if there is none. With `pairs`, a
-    /// SUBSCRIBE and the QoS 0 PUBLISH right behind it go to the reader together (see `feedPair`).
-    func write(_ bytes: [UInt8], slot: Int, pairs: Bool = false) {
-        guard !bytes.isEmpty else { return }
-        trace("slot \(slot) writes \(bytes.count) bytes")
-        let client = self.open(slot)
-        if client.outbox.isFinished {
-            // Taken over or dropped as a slow consumer, so the socket is closed. The reader still
-            // handles what it had read before (one more write), then sees the closed socket.
-            if client.handledLateWrite {
-                self.endReader(slot, .connectionLost("closed"))
-                return
-            }
-            client.handledLateWrite = true
-        }
-        if !client.state.sawFirstByte {
-            // As ClientConnection.read does.
-            client.state.sawFirstByte = true
-            if bytes[0] != 0x10 {
-                self.endReader(slot, .protocolViolation("first packet is not CONNECT"))
-                return
-            }
-        }
-        let leftover = client.mirror.bufferedByteCount
-        client.mirror.append(bytes)
-        let total = client.mirror.bufferedByteCount
-        var start = 0
-        while true {
-            let packet: MQTTPacket?
-            var failed = false
-            do {
-                packet = try client.mirror.next()
-            } catch {
-                packet = nil
-                failed = true
-            }
-            let end = packet == nil ? bytes.count : total - client.mirror.bufferedByteCount - leftover
-            let segment = Array(bytes[start..<end])
-            start = end
-            // Only while the session is attached to this client, whose outbox then gets its retained copies.
-            if pairs, case .subscribe(let subscribe)? = packet, let session = client.state.session,
-                self.reference[session]?.connection == client.id
-            {
-                var peek = client.mirror
-                if case .publish(let publish)? = try? peek.next(), publish.qos == .atMostOnce {
-                    client.mirror = peek
-                    let pairEnd = total - client.mirror.bufferedByteCount - leftover
-                    let result = self.feedPair(
-                        subscribe,
-                        publish,
-                        bytes: segment + bytes[start..<pairEnd],
-                        client: client
-                    )
-                    start = pairEnd
-                    if let result {
-                        self.endReader(slot, result)
-                        return
-                    }
-                    continue
-                }
-            }
-            let expectation = packet.map { self.prepare($0, client: client) }
-            let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
-            let result = self.feed(segment, to: client)
-            trace("  \(client.id) handled \(packet.map { "\($0)" } ?? "no packet"): \(result.map { "\($0)" } ?? "ok")")
-            self.checkOthers(otherDepths, after: packet, by: client)
-            if let packet, let expectation {
-                self.apply(packet, expectation, result: result, client: client)
-            } else {
-                check(
-                    failed == (result != nil),
-                    "decoder disagreement: mirror failed \(failed), reader \(result.map { "\($0)" } ?? "nil")"
-                )
-                if case .refused(let code) = result {
-                    if !client.outbox.isFinished {
-                        client.expected.append(.connack(MQTTConnAckPacket(returnCode: code)))
-                    }
-                }
-            }
-            if let result {
-                self.endReader(slot, result)
-                return
-            }
-            if packet == nil { return }
-        }
-    }
-
-    /// Feeds bytes to the real reader path; returns the reason to close, if any.
-    func feed(_ segment: [UInt8], to client: Client) -> ClientConnection.CloseReason? {
-        client.state.decoder.append(segment)
-        let handler = self.handler(client)
-        while let step = handler.handleBuffered(client.state, outbox: client.outbox, watch: client.watch) {
-            switch step {
-            case .close(let reason): return reason
-            case .pace:
-                client.state.congestedSessions = []
-                client.state.congestedConnections = []
-            case .waitForWriter:
-                // The real reader would wait for its writer; going on only brings the unread bound closer.
-                break
-            }
-        }
-        return nil
-    }
-
-    /// Feeds a SUBSCRIBE and the QoS 0 PUBLISH right behind it in one call, so that the reader handles
-    /// them as a pair (`PacketHandler.handle(_:then:session:state:outbox:)`): it routes the PUBLISH
-    /// first if none of the SUBSCRIBE's filters and none of the publisher's own subscriptions matches
-    /// the topic. The outcome must be that of handling them in order, but for a PUBLISH routed first
-    /// ahead of a SUBACK that overflows the outbox. Returns the reason to close, if any.
-    func feedPair(
-        _ subscribe: MQTTSubscribePacket,
-        _ publish: MQTTPublishPacket,
-        bytes: [UInt8],
-        client: Client
-    ) -> ClientConnection.CloseReason? {
-        let session = client.state.session!
-        let key = self.reference[session]!.clientID
-        let topic = Array(publish.topic.utf8)
-        let filters = subscribe.subscriptions.map { try? TopicFilter($0.filter) }
-        let isValid = zip(filters, subscribe.subscriptions).allSatisfy {
-            $0 != nil && SubscriptionTrie.admits($1.filter)
-        }
-        let subscriptions = self.reference[session]!.subscriptions
-        // Whether the broker takes the path that routes the PUBLISH first, for the trace.
-        let ownMatch = subscriptions.keys.contains {
-            (try? TopicFilter(String(decoding: $0, as: UTF8.self)))?.matches(bytes: topic) == true
-        }
-        let routedFirst =
-            isValid && SubscriptionTrie.admits(publish.topic) && !ownMatch
-            && !filters.contains { $0?.matches(bytes: topic) == true }
-        // The PUBLISH is predicted as handled after the SUBSCRIBE: with its subscriptions, and with the
-        // retained copies it gives the publisher's session.
-        let first = self.prepare(.subscribe(subscribe), client: client)
-        if isValid, let new = first.subscriptions { self.reference[session]!.subscriptions = new }
-        var second = self.prepare(.publish(publish), client: client)
-        self.reference[session]!.subscriptions = subscriptions
-        if isValid { second.countsBefore[session]?.total += first.retainedCopies }
-        let inFlight = { self.broker.core.withLock { $0.sessions.sessions[ByteKey(key)]?.inFlight.count ?? 0 } }
-        let inFlightBefore = inFlight()
-        let wasFinished = client.outbox.isFinished
-        let depthBefore = client.outbox.depth
-        let queuedBefore = depthBefore + client.outbox.droppedCount
-        let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
-        let result = self.feed(bytes, to: client)
-        let order = routedFirst ? ", the PUBLISH routed first" : ""
-        trace(
-            "  \(client.id) handled SUBSCRIBE \(subscribe.subscriptions.map(\.filter)) and QoS 0 PUBLISH"
-                + " '\(publish.topic)' fed together\(order): \(result.map { "\($0)" } ?? "ok")"
-        )
-        self.checkOthers(otherDepths, after: .publish(publish), by: client)
-        // The close is the SUBSCRIBE's for an invalid filter or a SUBACK that overflows the outbox (a
-        // QoS 0 PUBLISH has no reply). In order, the PUBLISH behind it is then never handled; routed
-        // first, it has reached its subscribers before the SUBACK overflowed (Docs/Broker.md).
-        var closedBySubscribe = !isValid
-        if case .slowConsumer = result { closedBySubscribe = true }
-        check(isValid || result != nil, "a SUBSCRIBE with an invalid filter did not close")
-        self.apply(.subscribe(subscribe), first, result: closedBySubscribe ? result : nil, client: client)
-        if closedBySubscribe, !routedFirst {
-            second.deliveries = [:]
-            self.checkDeliveries(publish, second, publisher: client)
-        } else {
-            self.apply(.publish(publish), second, result: closedBySubscribe ? nil : result, client: client)
-        }
-        if result == nil, !wasFinished, !client.outbox.isFinished {
-            // The publisher's outbox got the SUBACK first and, besides the retained copies, its own copy
-            // only if one of its subscriptions, old or new, matches the topic.
-            let copies =
-                first.retainedQoS0Copies + inFlight() - inFlightBefore + (second.deliveries[session] == nil ? 0 : 1)
-            let queued = client.outbox.depth + client.outbox.droppedCount - queuedBefore
-            check(
-                queued == 1 + copies,
-                "a pair queued \(queued) packets for its publisher, expected the SUBACK and \(copies)"
-            )
-            client.subackPositions.append(client.receivedCount + depthBefore)
-        }
-        return result
-    }
-
-    /// Closing one client closes no other, but the one its CONNECT took over and slow consumers.
-    func checkOthers(_ before: [(Bool, Int)?], after packet: MQTTPacket?, by client: Client) {
-        for (slot, other) in self.clients.enumerated() {
-            guard let other, other !== client, let (wasFinished, unread) = before[slot] else { continue }
-            guard !wasFinished, other.outbox.isFinished else { continue }
-            if case .connect = packet, other.state.clientID != nil, other.state.clientID == client.state.clientID {
-                continue
-            }
-            // A will, a publish and a PUBREL at most reach another client per step.
-            let step = 3 * (self.broker.configuration.maximumPacketSize + 8)
-            check(unread + step > other.outbox.unreadLimit, "\(client.id) closed \(other.id) at \(unread) bytes unread")
-        }
-    }
-
-    /// What handling `packet` should do, computed before it is handled.
-    struct Prediction {
-        var replies: [Expected] = []
-        var pubrelTarget: ConnectionID?
-        var resumed: SessionID?
-        var sessionPresent = false
-        var refusal: MQTTConnectReturnCode?
-        var subscriptions: [[UInt8]: QualityOfService]?
-        var wasConnected = false
-        /// For a PUBLISH: the QoS each session should get it at, and the counts before.
-        var deliveries: [SessionID: QualityOfService] = [:]
-        var countsBefore: [SessionID: DeliveryCount] = [:]
-        var outboxesBefore: [ConnectionID: Int] = [:]
-        /// For a SUBSCRIBE: the retained QoS 1/2 copies the session should get, and the QoS 0 ones
-        /// (which go to its outbox only).
-        var retainedCopies = 0
-        var retainedQoS0Copies = 0
-    }
-
-    func prepare(_ packet: MQTTPacket, client: Client) -> Prediction {
-        var prediction = Prediction()
-        prediction.wasConnected = client.state.session != nil
-        let sessions = self.broker.core.withLock { $0.sessions }
-        switch packet {
-        case .connect(let connect):
-            self.topicsSeen.insert(Array((connect.will?.topic ?? "").utf8))
-            guard client.state.session == nil else { break }
-            if connect.clientID.isEmpty, !connect.cleanSession {
-                prediction.refusal = .identifierRejected
-            } else if let credentials = self.configuration.credentials {
-                if connect.username == nil {
-                    prediction.refusal = .notAuthorized
-                } else if Array(connect.username!.utf8) != Array(credentials.username.utf8)
-                    || connect.password != Array(credentials.password.utf8)
-                {
-                    prediction.refusal = .badUsernameOrPassword
-                }
-            }
-            let key = Array(connect.clientID.utf8)
-            if !connect.cleanSession, !key.isEmpty,
-                let (id, session) = self.reference.first(where: { $0.value.clientID == key }), session.isPersistent
-            {
-                prediction.resumed = id
-                prediction.sessionPresent = true
-                let actual = sessions.sessions[ByteKey(key)]
-                check(actual?.id == id, "reference session \(id) of '\(connect.clientID)' is not the broker's")
-                trace(
-                    "  resuming \(id) with in flight \(actual!.inFlight.map { ($0.packetID, $0.state, $0.message.payload.count) }), queued \(actual!.pending.count)"
-                )
-                prediction.replies = actual!.inFlight.map {
-                    $0.state == .awaitingPubComp ? .resendPubrel($0.packetID) : .resendPublish($0.packetID)
-                }
-            }
-        case .publish(let publish):
-            self.topicsSeen.insert(Array(publish.topic.utf8))
-            self.predictDeliveries(publish, client: client, sessions: sessions, into: &prediction)
-            switch publish.qos {
-            case .atMostOnce: break
-            case .atLeastOnce: prediction.replies = [.packet(.puback(publish.packetID ?? 0))]
-            case .exactlyOnce: prediction.replies = [.packet(.pubrec(publish.packetID ?? 0))]
-            }
-        case .pubrec(let packetID):
-            if let session = client.state.session, let key = self.reference[session]?.clientID,
-                let actual = sessions.sessions[ByteKey(key)]
-            {
-                prediction.pubrelTarget = actual.connection
-                if let entry = actual.inFlight.first(where: { $0.packetID == packetID }), entry.state == .awaitingPubAck
-                {
-                    prediction.pubrelTarget = nil
-                }
-            }
-        case .pubrel(let packetID):
-            prediction.replies = [.packet(.pubcomp(packetID))]
-        case .subscribe(let subscribe):
-            guard let session = client.state.session else { break }
-            var codes: [MQTTSubAckReturnCode] = []
-            if var reference = self.reference[session] {
-                for subscription in subscribe.subscriptions {
-                    let bytes = Array(subscription.filter.utf8)
-                    if reference.subscriptions[bytes] != nil
-                        || reference.subscriptions.count < self.configuration.maximumSubscriptionsPerClient
-                    {
-                        reference.subscriptions[bytes] = subscription.qos.qualityOfService
-                        codes.append(.granted(subscription.qos))
-                        // Each granted filter gets the retained messages it matches [MQTT-3.3.1-6].
-                        if let filter = try? TopicFilter(subscription.filter) {
-                            for topic in self.topicsSeen where filter.matches(bytes: topic) {
-                                guard let message = sessions.retained.message(topic: topic) else { continue }
-                                if min(message.qos, subscription.qos.qualityOfService) != .atMostOnce {
-                                    prediction.retainedCopies += 1
-                                } else {
-                                    prediction.retainedQoS0Copies += 1
-                                }
-                            }
-                        }
-                    } else {
-                        codes.append(.failure)
-                    }
-                }
-                prediction.subscriptions = reference.subscriptions
-                if let actual = sessions.sessions[ByteKey(reference.clientID)] {
-                    prediction.countsBefore[session] = DeliveryCount(actual)
-                }
-            }
-            prediction.replies = [.packet(.suback(MQTTSubAckPacket(packetID: subscribe.packetID, returnCodes: codes)))]
-        case .unsubscribe(let unsubscribe):
-            guard let session = client.state.session else { break }
-            if var reference = self.reference[session] {
-                for filter in unsubscribe.filters { reference.subscriptions[Array(filter.utf8)] = nil }
-                prediction.subscriptions = reference.subscriptions
-            }
-            prediction.replies = [.packet(.unsuback(unsubscribe.packetID))]
-        case .pingreq:
-            prediction.replies = [.packet(.pingresp)]
-        default:
-            break
-        }
-        return prediction
-    }
-
-    /// Which sessions a PUBLISH from `client` reaches, at which QoS: each subscribed session once, at
-    /// min(published, highest granted) [MQTT-3.3.5-1]; none for a QoS 2 id not yet released
-    /// [MQTT-4.3.3-2].
-    func predictDeliveries(
-        _ publish: MQTTPublishPacket,
-        client: Client,
-        sessions: BrokerSessions,
-        into prediction: inout Prediction
-    ) {
-        guard let publisher = client.state.session else { return }
-        // A QoS 2 duplicate is answered but not delivered again.
-        let isDuplicate =
-            publish.qos == .exactlyOnce
-            && self.reference[publisher]?.inboundQoS2.contains(publish.packetID ?? 0) == true
-        if !isDuplicate {
-            let topic = Array(publish.topic.utf8)
-            for (id, session) in self.reference {
-                var granted: QualityOfService?
-                for (filter, qos) in session.subscriptions {
-                    guard let filter = try? TopicFilter(String(decoding: filter, as: UTF8.self)),
-                        filter.matches(bytes: topic)
-                    else { continue }
-                    granted = max(granted ?? qos, qos)
-                }
-                if let granted { prediction.deliveries[id] = min(publish.qos.qualityOfService, granted) }
-            }
-        }
-        for session in sessions.sessions.values { prediction.countsBefore[session.id] = DeliveryCount(session) }
-        for other in self.clients.compactMap({ $0 }) + self.closing where !other.outbox.isFinished {
-            prediction.outboxesBefore[other.id] = other.outbox.depth + other.outbox.droppedCount
-        }
-    }
-
-    /// Checks that a handled PUBLISH reached the predicted sessions, once each, and no other.
-    func checkDeliveries(_ publish: MQTTPublishPacket, _ prediction: Prediction, publisher: Client) {
-        let sessions = self.broker.core.withLock { $0.sessions.sessions }
-        for session in sessions.values {
-            guard let before = prediction.countsBefore[session.id] else { continue }
-            let after = DeliveryCount(session)
-            let qos = prediction.deliveries[session.id]
-            var packets = 0
-            if let qos, qos != .atMostOnce {
-                check(after.total == before.total + 1, "session \(session.id) got \(after.total - before.total) copies")
-                let message = after.newest
-                check(
-                    message?.topic == Array(publish.topic.utf8) && message?.payload == publish.payload
-                        && message?.qos == qos && message?.retain == false,
-                    "session \(session.id) got \(String(describing: message)) at QoS \(qos)"
-                )
-                if session.inFlight.last?.message == message, session.pending.isEmpty { packets = 1 }
-            } else {
-                check(after.total == before.total, "session \(session.id) got a QoS 1/2 copy it should not")
-                if qos == .atMostOnce { packets = 1 }
-            }
-            // Its connection's outbox got the packet (or counted it as dropped), and nothing else.
-            guard let connection = session.connection, connection != publisher.id,
-                let outbox = (self.clients + self.closing).first(where: { $0?.id == connection })??.outbox,
-                let queued = prediction.outboxesBefore[connection], !outbox.isFinished
-            else { continue }
-            check(outbox.depth + outbox.droppedCount == queued + packets, "\(connection) got the wrong packets")
-        }
-    }
-
-    /// Checks what handling `packet` did and updates the reference.
-    func apply(
-        _ packet: MQTTPacket,
-        _ prediction: Prediction,
-        result: ClientConnection.CloseReason?,
-        client: Client
-    ) {
-        if case .connect(let connect) = packet, !prediction.wasConnected {
-            if let refusal = prediction.refusal {
-                guard case .refused(let code) = result, code == refusal else {
-                    fatalError("CONNECT should be refused with \(refusal), got \(result.map { "\($0)" } ?? "accepted")")
-                }
-                client.expected.append(.connack(MQTTConnAckPacket(returnCode: refusal)))
-                return
-            }
-            if case .refused(let code) = result {
-                check(code == .unacceptableProtocolVersion, "CONNECT refused with \(code)")
-                client.expected.append(.connack(MQTTConnAckPacket(returnCode: code)))
-                return
-            }
-            guard result == nil, let session = client.state.session else { return }
-            // Accepted: takeover, then a new or resumed session.
-            let key = Array((client.state.clientID ?? "").utf8)
-            if connect.clientID.isEmpty {
-                check(!self.reference.values.contains { $0.clientID == key }, "assigned client id in use")
-            }
-            if let (old, existing) = self.reference.first(where: { $0.value.clientID == key }) {
-                // Takeover: the old connection's outbox is aborted, also when its reader already ended.
-                for other in self.closing where other.id == existing.connection { other.abortedOnClose = true }
-                self.reference[old]!.connection = nil
-                if connect.cleanSession || !existing.isPersistent {
-                    self.reference[old] = nil
-                }
-                self.offline.removeAll { $0 == old }
-            }
-            if let resumed = prediction.resumed {
-                check(session == resumed, "resumed \(session), expected \(resumed)")
-            } else {
-                check(self.reference[session] == nil, "new session \(session) reuses an id")
-                self.reference[session] = ReferenceSession(clientID: key, isPersistent: !connect.cleanSession)
-            }
-            self.reference[session]!.connection = client.id
-            client.expected.append(.connack(MQTTConnAckPacket(sessionPresent: prediction.sessionPresent)))
-            client.expected += prediction.replies
-            return
-        }
-        let handled = result == nil
-        // A reply that does not fit in the outbox closes the connection after the state changed (the
-        // packet's own delivery to this client may have taken the last place).
-        var applied = handled
-        if case .slowConsumer = result { applied = true }
-        switch packet {
-        case .publish(let publish):
-            if handled { self.checkDeliveries(publish, prediction, publisher: client) }
-            if let session = client.state.session, publish.qos == .exactlyOnce, self.reference[session] != nil,
-                applied
-            {
-                self.reference[session]!.inboundQoS2.insert(publish.packetID ?? 0)
-            }
-        case .pubrel(let packetID):
-            if let session = client.state.session, self.reference[session] != nil, applied {
-                self.reference[session]!.inboundQoS2.remove(packetID)
-            }
-        case .subscribe, .unsubscribe:
-            if handled, let session = client.state.session, let before = prediction.countsBefore[session],
-                let key = self.reference[session]?.clientID
-            {
-                let actual = self.broker.core.withLock { $0.sessions.sessions[ByteKey(key)].map(DeliveryCount.init) }
-                check(
-                    actual?.total == before.total + prediction.retainedCopies,
-                    "SUBSCRIBE: \(String(describing: actual)) retained copies after \(before), expected \(prediction.retainedCopies) more"
-                )
-                if prediction.retainedCopies > 0 {
-                    check(actual?.newest?.retain == true, "retained copy without RETAIN")
-                }
-            }
-            if applied, let session = client.state.session,
-                let subscriptions = prediction.subscriptions, self.reference[session] != nil
-            {
-                var valid = true
-                if case .subscribe(let subscribe) = packet {
-                    valid = subscribe.subscriptions.allSatisfy {
-                        (try? TopicFilter($0.filter)) != nil && SubscriptionTrie.admits($0.filter)
-                    }
-                } else if case .unsubscribe(let unsubscribe) = packet {
-                    valid = unsubscribe.filters.allSatisfy(SubscriptionTrie.admits)
-                }
-                if valid { self.reference[session]!.subscriptions = subscriptions }
-            }
-        case .pubrec(let packetID):
-            if handled, let target = prediction.pubrelTarget,
-                let receiver = (self.clients + self.closing).first(where: { $0?.id == target }) ?? nil,
-                !receiver.outbox.isFinished
-            {
-                receiver.expected.append(.packet(.pubrel(packetID)))
-            }
-        default:
-            break
-        }
-        if handled, !client.outbox.isFinished { client.expected += prediction.replies }
-    }
-
-    // MARK: Invariants
-
-    func checkInvariants() {
-        let configuration = self.configuration
-        let attached = self.clients.compactMap { $0 } + self.closing
-        let reference = self.reference
-        let topicsSeen = self.topicsSeen
-        self.broker.core.withLock { core in
-            let state = core.sessions
-            var subscriptionCount = 0
-            var offline = 0
-            var connections = 0
-            check(
-                state.sessions.count == reference.count,
-                "\(state.sessions.count) sessions, reference \(reference.count)"
-            )
-            for (key, session) in state.sessions {
-                check(Array(session.clientID.utf8) == key.bytes, "session stored under another key")
-                guard let expected = reference[session.id] else { fatalError("session \(session.id) not in reference") }
-                check(expected.clientID == key.bytes, "session \(session.id) has another client id")
-                check(expected.isPersistent == session.isPersistent, "session \(session.id) persistence")
-                check(
-                    expected.subscriptions
-                        == Dictionary(uniqueKeysWithValues: session.subscriptions.map { ($0.bytes, $1) }),
-                    "session \(session.id) subscriptions \(session.subscriptions) vs \(expected.subscriptions)"
-                )
-                check(expected.connection == session.connection, "session \(session.id) connection")
-                check(expected.inboundQoS2 == session.inboundQoS2, "session \(session.id) inbound QoS 2 ids")
-                subscriptionCount += session.subscriptions.count
-                check(
-                    session.subscriptions.count <= configuration.maximumSubscriptionsPerClient,
-                    "too many subscriptions"
-                )
-                let ids = session.inFlight.map(\.packetID)
-                check(ids.count <= configuration.maximumInFlightMessagesPerClient, "in-flight window exceeded")
-                check(Set(ids).count == ids.count && !ids.contains(0), "in-flight ids \(ids)")
-                let pending = session.pending
-                check(pending.count <= configuration.maximumQueuedMessagesPerClient, "session queue too long")
-                let bytes = pending.elements.reduce(0) { $0 + $1.queuedSize }
-                check(bytes == pending.byteCount, "session queue counts \(pending.byteCount) bytes, holds \(bytes)")
-                check(bytes <= configuration.maximumQueuedBytesPerClient || pending.count == 1, "session queue bytes")
-                check(!pending.elements.contains { $0.qos == .atMostOnce }, "QoS 0 in a session queue")
-                if let connection = session.connection {
-                    connections += 1
-                    check(attached.contains { $0.id == connection }, "session attached to a gone connection")
-                    check(
-                        pending.isEmpty || ids.count == configuration.maximumInFlightMessagesPerClient,
-                        "a message waits while the window has room"
-                    )
-                } else {
-                    offline += 1
-                    check(session.isPersistent, "an offline clean session")
-                }
-            }
-            check(offline <= configuration.maximumOfflineSessions, "too many offline sessions")
-            check(
-                state.connectionCount == connections,
-                "\(state.connectionCount) connection records, \(connections) attached"
-            )
-            check(
-                state.subscriptions.count == subscriptionCount,
-                "trie holds \(state.subscriptions.count), sessions \(subscriptionCount)"
-            )
-            let retained = state.retained
-            check(retained.count <= configuration.maximumRetainedMessages, "retained count")
-            check(retained.byteCount <= configuration.maximumRetainedBytes, "retained bytes")
-            var found = 0
-            var bytes = 0
-            for topic in topicsSeen {
-                guard let message = retained.message(topic: topic) else { continue }
-                check(message.retain && !message.payload.isEmpty && message.topic == topic, "retained message")
-                found += 1
-                bytes += message.queuedSize
-            }
-            check(
-                found == retained.count && bytes == retained.byteCount,
-                "retained store \(retained.count)/\(retained.byteCount), found \(found)/\(bytes)"
-            )
-            for (id, outbox) in core.outboxes {
-                check(attached.contains { $0.id == id }, "outbox of a detached connection")
-                check(outbox.depth <= 1 || outbox.unreadBytes <= outbox.unreadLimit, "outbox beyond its unread bound")
-            }
-        }
-    }
-}
-
 // MARK: - Packets
 
-private func packetID(_ program: inout FuzzInput) -> UInt16 {
+func packetID(_ program: inout FuzzInput) -> UInt16 {
     let byte = program.next()
     return byte == 0xFF ? 0 : UInt16(byte % 8) + 1
 }
 
-private func makePacket(_ kind: UInt8, program: inout FuzzInput, client: Client?) -> MQTTPacket {
+func makePacket(_ kind: UInt8, program: inout FuzzInput, client: Client?) -> MQTTPacket {
     switch kind {
     case 0:
         let flags = program.next()
@@ -945,7 +235,7 @@ private func makePacket(_ kind: UInt8, program: inout FuzzInput, client: Client?
 
 /// A SUBSCRIBE and a QoS 0 PUBLISH in one write, as a Coaty request sends its response subscription
 /// and the request: mostly to a topic that none of the filters matches, which the broker routes first.
-private func makeRequest(_ program: inout FuzzInput) -> [UInt8] {
+func makeRequest(_ program: inout FuzzInput) -> [UInt8] {
     let subscribe = makePacket(2, program: &program, client: nil)
     let flags = program.next()
     var topic = topics[Int(flags >> 2) % topics.count]
@@ -962,13 +252,13 @@ private func makeRequest(_ program: inout FuzzInput) -> [UInt8] {
     return encoded(subscribe) + encoded(.publish(publish))
 }
 
-private func encoded(_ packet: MQTTPacket) -> [UInt8] {
+func encoded(_ packet: MQTTPacket) -> [UInt8] {
     (try? packet.encoded()) ?? []
 }
 
 // MARK: - Entry point
 
-private func makeConfiguration(_ program: inout FuzzInput) -> MQTTBroker.Configuration {
+func makeConfiguration(_ program: inout FuzzInput) -> MQTTBroker.Configuration {
     let a = program.next()
     let b = program.next()
     return MQTTBroker.Configuration(

@@ -383,11 +383,8 @@ struct PacketHandler {
         let reply: MQTTPacket? = core.withOutputs(&state.directWrites) { core, outputs in
             switch publish.qos {
             case .atMostOnce:
-                if let subscribers {
-                    core.sessions.publish(message, to: subscribers, into: &outputs)
-                } else {
-                    core.sessions.publish(message, into: &outputs)
-                }
+                let subscribers = subscribers ?? core.sessions.subscribers(of: message.topic)
+                core.sessions.publish(message, to: subscribers, into: &outputs)
                 return nil
             case .atLeastOnce:
                 core.sessions.publish(message, into: &outputs)

@@ -86,6 +86,23 @@ struct ReferenceSession {
     var connection: ConnectionID?
     /// Inbound QoS 2 packet ids received and not released.
     var inboundQoS2: Set<UInt16> = []
+
+    /// The highest QoS among the subscriptions that match `topic`, or `nil` if none does.
+    func grant(for topic: [UInt8]) -> QualityOfService? {
+        var granted: QualityOfService?
+        for (filter, qos) in self.subscriptions {
+            guard let filter = try? TopicFilter(String(decoding: filter, as: UTF8.self)), filter.matches(bytes: topic)
+            else { continue }
+            granted = max(granted ?? qos, qos)
+        }
+        return granted
+    }
+}
+
+/// Whether every filter of a SUBSCRIBE is valid and within the trie's levels, so that it does not close
+/// the connection.
+func isAdmitted(_ subscribe: MQTTSubscribePacket) -> Bool {
+    subscribe.subscriptions.allSatisfy { (try? TopicFilter($0.filter)) != nil && SubscriptionTrie.admits($0.filter) }
 }
 
 /// A session's outbound QoS 1/2 messages so far (in flight, queued or dropped), and its newest one.

@@ -142,14 +142,9 @@ extension Harness {
         if !isDuplicate {
             let topic = Array(publish.topic.utf8)
             for (id, session) in self.reference {
-                var granted: QualityOfService?
-                for (filter, qos) in session.subscriptions {
-                    guard let filter = try? TopicFilter(String(decoding: filter, as: UTF8.self)),
-                        filter.matches(bytes: topic)
-                    else { continue }
-                    granted = max(granted ?? qos, qos)
+                if let granted = session.grant(for: topic) {
+                    prediction.deliveries[id] = min(publish.qos.qualityOfService, granted)
                 }
-                if let granted { prediction.deliveries[id] = min(publish.qos.qualityOfService, granted) }
             }
         }
         for session in sessions.sessions.values { prediction.countsBefore[session.id] = DeliveryCount(session) }
@@ -269,9 +264,7 @@ extension Harness {
             {
                 var valid = true
                 if case .subscribe(let subscribe) = packet {
-                    valid = subscribe.subscriptions.allSatisfy {
-                        (try? TopicFilter($0.filter)) != nil && SubscriptionTrie.admits($0.filter)
-                    }
+                    valid = isAdmitted(subscribe)
                 } else if case .unsubscribe(let unsubscribe) = packet {
                     valid = unsubscribe.filters.allSatisfy(SubscriptionTrie.admits)
                 }

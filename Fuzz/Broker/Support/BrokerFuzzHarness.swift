@@ -214,7 +214,7 @@ final class Harness {
                 }
             }
             let expectation = packet.map { self.prepare($0, client: client) }
-            let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
+            let otherDepths = self.otherDepths()
             let result = self.feed(segment, to: client)
             trace("  \(client.id) handled \(packet.map { "\($0)" } ?? "no packet"): \(result.map { "\($0)" } ?? "ok")")
             self.checkOthers(otherDepths, after: packet, by: client)
@@ -271,18 +271,12 @@ final class Harness {
         let session = client.state.session!
         let key = self.reference[session]!.clientID
         let topic = Array(publish.topic.utf8)
-        let filters = subscribe.subscriptions.map { try? TopicFilter($0.filter) }
-        let isValid = zip(filters, subscribe.subscriptions).allSatisfy {
-            $0 != nil && SubscriptionTrie.admits($1.filter)
-        }
+        let isValid = isAdmitted(subscribe)
         let subscriptions = self.reference[session]!.subscriptions
-        // Whether the broker takes the path that routes the PUBLISH first, for the trace.
-        let ownMatch = subscriptions.keys.contains {
-            (try? TopicFilter(String(decoding: $0, as: UTF8.self)))?.matches(bytes: topic) == true
-        }
+        // Whether the broker routes the PUBLISH first: then it stands even if the SUBSCRIBE closes.
         let routedFirst =
-            isValid && SubscriptionTrie.admits(publish.topic) && !ownMatch
-            && !filters.contains { $0?.matches(bytes: topic) == true }
+            isValid && SubscriptionTrie.admits(publish.topic) && self.reference[session]!.grant(for: topic) == nil
+            && !subscribe.subscriptions.contains { (try? TopicFilter($0.filter))?.matches(bytes: topic) == true }
         // The PUBLISH is predicted as handled after the SUBSCRIBE: with its subscriptions, and with the
         // retained copies it gives the publisher's session.
         let first = self.prepare(.subscribe(subscribe), client: client)
@@ -295,7 +289,7 @@ final class Harness {
         let wasFinished = client.outbox.isFinished
         let depthBefore = client.outbox.depth
         let queuedBefore = depthBefore + client.outbox.droppedCount
-        let otherDepths = self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
+        let otherDepths = self.otherDepths()
         let result = self.feed(bytes, to: client)
         let order = routedFirst ? ", the PUBLISH routed first" : ""
         trace(
@@ -329,6 +323,11 @@ final class Harness {
             client.subackPositions.append(client.receivedCount + depthBefore)
         }
         return result
+    }
+
+    /// Whether each slot's outbox is finished, and its unread bytes, for ``checkOthers(_:after:by:)``.
+    func otherDepths() -> [(Bool, Int)?] {
+        self.clients.map { $0.map { ($0.outbox.isFinished, $0.outbox.unreadBytes) } }
     }
 
     /// Closing one client closes no other, but the one its CONNECT took over and slow consumers.
